@@ -1,0 +1,3 @@
+"""System ops (`system.*`): synchronisation and chip queries."""
+
+from __future__ import annotations

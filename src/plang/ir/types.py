@@ -1,0 +1,168 @@
+"""IR types: scalars, DDR tensors, on-chip tiles, tuples, arrays, pointers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..dtypes import INDEX, DataType
+from .enums import MemorySpace, TensorLayout
+from .node import Node
+
+if TYPE_CHECKING:
+    from .expr import Expr
+
+Shape = tuple["Expr", ...]
+
+
+def as_dim(d: Any) -> Expr:
+    """An int or integer `Expr` as a shape dimension expression."""
+    from .expr import ConstInt, Expr
+
+    if isinstance(d, bool):
+        raise TypeError(f"shape dimension must be an integer, got {d!r}")
+    if isinstance(d, int):
+        return ConstInt(d, INDEX)
+    if isinstance(d, Expr):
+        return d
+    raise TypeError(f"shape dimension must be an integer, got {type(d).__name__} {d!r}")
+
+
+def as_shape(dims: Sequence[Any]) -> Shape:
+    return tuple(as_dim(d) for d in dims)
+
+
+def dim_value(d: Expr) -> int | None:
+    """The static value of a dimension, or None when it is dynamic."""
+    from .expr import ConstInt
+
+    return d.value if isinstance(d, ConstInt) else None
+
+
+def static_shape(shape: Shape) -> tuple[int, ...] | None:
+    """All dims as ints, or None when any is dynamic."""
+    vals = tuple(dim_value(d) for d in shape)
+    return None if any(v is None for v in vals) else vals  # type: ignore[return-value]
+
+
+def dims_equal(a: Expr, b: Expr) -> bool:
+    """Two dims are provably equal (same constant or the same variable)."""
+    va, vb = dim_value(a), dim_value(b)
+    if va is not None or vb is not None:
+        return va == vb
+    return a is b or (getattr(a, "name", None) is not None and getattr(a, "name", 0) == getattr(b, "name", 1))
+
+
+def shapes_equal(a: Shape, b: Shape) -> bool:
+    return len(a) == len(b) and all(dims_equal(x, y) for x, y in zip(a, b))
+
+
+def format_shape(shape: Shape) -> str:
+    from .printer import python_print
+
+    return "[" + ", ".join(python_print(d) for d in shape) + "]"
+
+
+class Type(Node):
+    __slots__ = ()
+
+
+class ScalarType(Type):
+    __slots__ = ("dtype",)
+    _fields = ("dtype",)
+
+    def __init__(self, dtype: DataType) -> None:
+        self._set(None, dtype=dtype)
+
+
+class ShapedType(Type):
+    """Common base of tensors and tiles: `shape` and `dtype`."""
+
+    __slots__ = ("shape", "dtype")
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def static_shape(self) -> tuple[int, ...] | None:
+        return static_shape(self.shape)
+
+    @property
+    def nbytes(self) -> int | None:
+        s = self.static_shape
+        if s is None:
+            return None
+        n = 1
+        for d in s:
+            n *= d
+        return (n * self.dtype.bits + 7) // 8
+
+
+class TensorType(ShapedType):
+    """A tensor in DDR (global memory)."""
+
+    __slots__ = ("layout",)
+    _fields = ("shape", "dtype", "layout")
+
+    def __init__(self, shape: Sequence[Any], dtype: DataType,
+                 layout: TensorLayout = TensorLayout.ND) -> None:
+        self._set(None, shape=as_shape(shape), dtype=dtype, layout=layout)
+
+
+class TileType(ShapedType):
+    """An on-chip tile; `valid_shape` is the region holding real data (None = whole tile)."""
+
+    __slots__ = ("memory_space", "valid_shape")
+    _fields = ("shape", "dtype", "memory_space", "valid_shape")
+
+    def __init__(self, shape: Sequence[Any], dtype: DataType,
+                 memory_space: MemorySpace | None = None,
+                 valid_shape: Sequence[Any] | None = None) -> None:
+        shp = as_shape(shape)
+        vs = None if valid_shape is None else as_shape(valid_shape)
+        if vs is not None and shapes_equal(vs, shp):
+            vs = None
+        self._set(None, shape=shp, dtype=dtype, memory_space=memory_space, valid_shape=vs)
+
+    @property
+    def effective_valid_shape(self) -> Shape:
+        return self.shape if self.valid_shape is None else self.valid_shape
+
+
+class TupleType(Type):
+    __slots__ = ("types",)
+    _fields = ("types",)
+
+    def __init__(self, types: Sequence[Type]) -> None:
+        self._set(None, types=tuple(types))
+
+
+class ArrayType(Type):
+    """A small on-core array of scalars (`pl.Array[n, dtype]`)."""
+
+    __slots__ = ("extent", "dtype")
+    _fields = ("extent", "dtype")
+
+    def __init__(self, extent: int, dtype: DataType) -> None:
+        self._set(None, extent=extent, dtype=dtype)
+
+
+class PtrType(Type):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self._set(None)
+
+
+class UnknownType(Type):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self._set(None)
+
+
+def describe_type(t: Type) -> str:
+    """A short user-facing rendering, e.g. `Tile[[64, 64], FP32]`."""
+    from .printer import python_print
+
+    return python_print(t).replace("pl.", "")

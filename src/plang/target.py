@@ -1,0 +1,60 @@
+"""`Device`: the simulated chip that passes, codegen and the runtime all read.
+
+A chip has `clusters` core groups; each group holds one AIC (cube) and two AIV (vector)
+cores. On-chip buffer capacities default to values close to an Ascend 910B core.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .ir.enums import MemorySpace
+
+KIB = 1024
+
+DEFAULT_CAPACITIES: Mapping[MemorySpace, int] = MappingProxyType({
+    MemorySpace.Vec: 192 * KIB,
+    MemorySpace.Mat: 512 * KIB,
+    MemorySpace.Left: 64 * KIB,
+    MemorySpace.Right: 64 * KIB,
+    MemorySpace.Acc: 128 * KIB,
+    MemorySpace.Bias: 1 * KIB,
+})
+
+
+@dataclass(frozen=True)
+class Device:
+    """Chip geometry. `clusters` defaults to the host's CPU count."""
+
+    clusters: int = field(default_factory=lambda: os.cpu_count() or 1)
+    aic_per_cluster: int = 1
+    aiv_per_cluster: int = 2
+    capacities: Mapping[MemorySpace, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.clusters < 1:
+            raise ValueError(f"Device needs at least one core group, got clusters={self.clusters}")
+        object.__setattr__(self, "capacities", MappingProxyType({**DEFAULT_CAPACITIES, **self.capacities}))
+
+    def capacity(self, space: MemorySpace) -> int:
+        """Bytes available in one core's `space` buffer (DDR is unbounded: raises KeyError)."""
+        return self.capacities[space]
+
+    @property
+    def aic_count(self) -> int:
+        return self.clusters * self.aic_per_cluster
+
+    @property
+    def aiv_count(self) -> int:
+        return self.clusters * self.aiv_per_cluster
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def key(self) -> tuple:
+        """A hashable description for cache keys."""
+        return (self.clusters, self.aic_per_cluster, self.aiv_per_cluster,
+                tuple(sorted((k.value, v) for k, v in self.capacities.items())))

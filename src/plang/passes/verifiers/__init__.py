@@ -1,0 +1,1 @@
+"""Verifier passes: each checks one IR property and returns the program unchanged."""

@@ -33,6 +33,7 @@ class Param:
 
     kind: `tensor`, `tile`, `shaped` (tensor or tile), `scalar` (scalar expr or number),
     `value` (any expr or number), `index_list` (sequence of integer exprs -> MakeTuple),
+    `indices` (one integer expr or a sequence of them -> MakeTuple),
     `attr` (a static Python value kept in the call's kwargs).
     Expression parameters become positional `args` when required and `kwargs` when optional.
     """
@@ -132,12 +133,13 @@ REGISTRY: dict[str, Op] = {}
 
 
 def register(name: str, params: Sequence[Param], deduce: Deduce, *, unit: str,
-             reads: Sequence[str] = (), writes: Sequence[str] = (), doc: str = "",
+             reads: Sequence[str] | None = None, writes: Sequence[str] = (), doc: str = "",
              spelling: str = "") -> Op:
-    """Register an op once. `reads` defaults to every shaped operand that is not written."""
+    """Register an op once. `reads` defaults (None) to every shaped operand that is not
+    written; pass `()` for an op that reads no operand's contents."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} registered twice")
-    if not reads:
+    if reads is None:
         reads = tuple(p.name for p in params
                       if p.kind in ("tensor", "tile", "shaped") and p.name not in writes)
     op = Op(name, tuple(params), deduce, OpFacts(unit, tuple(reads), tuple(writes)), doc,
@@ -211,7 +213,9 @@ def coerce(op: Op, p: Param, v: Any) -> Any:
     kind = p.kind
     if kind == "attr":
         return v
-    if kind == "index_list":
+    if kind == "indices" and not isinstance(v, (list, tuple, MakeTuple)):
+        v = [v]
+    if kind in ("index_list", "indices"):
         if isinstance(v, MakeTuple):
             elems = v.elements
         elif isinstance(v, (list, tuple)):

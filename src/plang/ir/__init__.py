@@ -16,3 +16,4 @@ from .stmt import (Assign, Break, Continue, Eval, For, If, Return, Scope, SeqStm
 from .types import (ArrayType, PtrType, ScalarType, ShapedType, TensorType, TileType, TupleType,
                     Type, UnknownType)
 from . import ops  # noqa: E402  (registers every op)
+from .printer import python_print  # noqa: E402

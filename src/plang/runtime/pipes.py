@@ -1,0 +1,185 @@
+"""Cross-core pipes: bounded ring buffers between the AIC and AIV kernels of a Group.
+
+Every Group instance (one per Group task, per SPMD block) gets a fresh `PipeSet`; its
+member kernels receive the set's handle as ``pipes=`` and open pipes by id. The ring
+buffers live in a small C library (``native/pipes.c``, compiled with ``cc`` at first use
+and cached), so native kernels and Python kernels share one implementation; every blocking
+call releases the GIL.
+
+C ABI (all symbols exported by `library_path()`; addresses from `symbol_addresses()`)::
+
+    void* plang_pipeset_get(void* set, int64_t pipe_id, int64_t slot_bytes, int64_t slots);
+        // the pipe `pipe_id` of this Group instance, created on first use; both ends must
+        // pass the same slot_bytes / slots (slot count = pl.cross_core_slot, default 2);
+        // NULL on a mismatch.
+    int plang_pipe_push(void* pipe, const void* src, int64_t nbytes);
+        // copy nbytes (<= slot_bytes) into the next free slot; blocks while all slots are
+        // pushed-and-not-freed.
+    int plang_pipe_pop(void* pipe, void* dst, int64_t nbytes);
+        // copy the oldest unpopped slot into dst; blocks while none is pushed. The slot
+        // stays owned by the consumer until plang_pipe_free.
+    int plang_pipe_pop_ref(void* pipe, void** slot);
+        // zero-copy pop: *slot points into the ring, valid until the matching free.
+    int plang_pipe_free(void* pipe);
+        // release the oldest popped slot back to the producer.
+
+Return codes: 0 ok, 1 timeout (deadlock: a wait exceeded the set's timeout), 2 aborted
+(another member of the Group failed), 3 bad size, 4 free without pop. A kernel that sees a
+nonzero code should return early; the runtime reads the set's status after the Group and
+raises `PipeError` naming the pipe and operation, even if the kernel ignored the code.
+Each pipe has one producer and one consumer (the codegen gives each direction and AIV
+lane its own pipe id, e.g. ``2 * crossing + lane``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+DEFAULT_SLOTS = 2
+STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "free without pop"}
+OPS = {1: "push", 2: "pop", 3: "free"}
+
+_SOURCE = Path(__file__).parent / "native" / "pipes.c"
+_lib: ctypes.CDLL | None = None
+_lib_lock = threading.Lock()
+
+_vp, _i64 = ctypes.c_void_p, ctypes.c_int64
+_SIGNATURES = {
+    "plang_pipeset_create": (_vp, [ctypes.c_double]),
+    "plang_pipeset_destroy": (None, [_vp]),
+    "plang_pipeset_abort": (None, [_vp]),
+    "plang_pipeset_status": (ctypes.c_int, [_vp, ctypes.POINTER(_i64), ctypes.POINTER(ctypes.c_int)]),
+    "plang_pipeset_get": (_vp, [_vp, _i64, _i64, _i64]),
+    "plang_pipe_push": (ctypes.c_int, [_vp, _vp, _i64]),
+    "plang_pipe_pop": (ctypes.c_int, [_vp, _vp, _i64]),
+    "plang_pipe_pop_ref": (ctypes.c_int, [_vp, ctypes.POINTER(_vp)]),
+    "plang_pipe_free": (ctypes.c_int, [_vp]),
+}
+
+
+class PipeError(RuntimeError):
+    """A pipe operation failed: timeout (deadlock), size mismatch or misuse."""
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("PLANG_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "plang")
+    return Path(root) / "runtime"
+
+
+def library_path() -> str:
+    """Path of the compiled pipe library (compiled on first use, cached by source hash)."""
+    source = _SOURCE.read_bytes()
+    target = _cache_dir() / f"pipes-{hashlib.sha256(source).hexdigest()[:16]}.so"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
+        os.close(fd)
+        cmd = ["cc", "-O2", "-shared", "-fPIC", "-pthread", str(_SOURCE), "-o", tmp]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            os.unlink(tmp)
+            raise RuntimeError(f"building the pipe library failed: {' '.join(cmd)}\n{result.stderr}")
+        os.replace(tmp, target)
+    return str(target)
+
+
+def library() -> ctypes.CDLL:
+    global _lib
+    with _lib_lock:
+        if _lib is None:
+            lib = ctypes.CDLL(library_path())
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                fn = getattr(lib, name)
+                fn.restype, fn.argtypes = restype, argtypes
+            _lib = lib
+        return _lib
+
+
+def symbol_addresses() -> dict[str, int]:
+    """C function addresses, for JIT-compiled kernels that call the ABI through pointers."""
+    lib = library()
+    return {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _SIGNATURES}
+
+
+def _buffer(value: Any) -> tuple[int, int]:
+    """(address, nbytes) of a contiguous numpy array or torch CPU tensor."""
+    if isinstance(value, torch.Tensor):
+        if not value.is_contiguous():
+            raise PipeError("pipe transfers need a contiguous tensor")
+        return value.data_ptr(), value.numel() * value.element_size()
+    if isinstance(value, np.ndarray):
+        if not value.flags.c_contiguous:
+            raise PipeError("pipe transfers need a contiguous array")
+        return value.ctypes.data, value.nbytes
+    raise TypeError(f"pipe transfers take numpy arrays or torch tensors, got {type(value).__name__}")
+
+
+class Pipe:
+    """One ring buffer of a `PipeSet` (Python face of the C ABI)."""
+
+    __slots__ = ("pipe_set", "pipe_id", "handle", "slot_bytes")
+
+    def __init__(self, pipe_set: PipeSet, pipe_id: int, handle: int, slot_bytes: int) -> None:
+        self.pipe_set, self.pipe_id, self.handle, self.slot_bytes = pipe_set, pipe_id, handle, slot_bytes
+
+    def push(self, value: Any) -> None:
+        addr, nbytes = _buffer(value)
+        self._check(library().plang_pipe_push(self.handle, addr, nbytes), "push")
+
+    def pop(self, out: Any) -> Any:
+        """Fill `out` with the oldest pushed slot; the slot stays held until `free()`."""
+        addr, nbytes = _buffer(out)
+        self._check(library().plang_pipe_pop(self.handle, addr, nbytes), "pop")
+        return out
+
+    def free(self) -> None:
+        self._check(library().plang_pipe_free(self.handle), "free")
+
+    def _check(self, rc: int, op: str) -> None:
+        if rc:
+            raise PipeError(f"pipe {self.pipe_id}: {op} {STATUS.get(rc, rc)}")
+
+
+class PipeSet:
+    """The pipes of one Group instance. ``handle`` is the ``void*`` native kernels take."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.handle: int | None = library().plang_pipeset_create(timeout)
+        if not self.handle:
+            raise MemoryError("could not allocate a pipe set")
+
+    def get(self, pipe_id: int, slot_bytes: int, slots: int = DEFAULT_SLOTS) -> Pipe:
+        handle = library().plang_pipeset_get(self.handle, pipe_id, slot_bytes, slots)
+        if not handle:
+            raise PipeError(f"pipe {pipe_id}: both ends must agree on slot size and count "
+                            f"(this end asked for {slots} slots of {slot_bytes} bytes)")
+        return Pipe(self, pipe_id, handle, slot_bytes)
+
+    def abort(self) -> None:
+        """Wake every waiter with 'aborted' (a member of the Group failed)."""
+        library().plang_pipeset_abort(self.handle)
+
+    def error(self) -> str | None:
+        """A description of the first pipe failure, or None."""
+        pipe_id, op = _i64(), ctypes.c_int()
+        status = library().plang_pipeset_status(self.handle, ctypes.byref(pipe_id), ctypes.byref(op))
+        if status == 0:
+            return None
+        return f"pipe {pipe_id.value}: {OPS.get(op.value, op.value)} {STATUS.get(status, status)}" + (
+            f" after {self.timeout:g} s" if status == 1 else "")
+
+    def close(self) -> None:
+        if self.handle:
+            library().plang_pipeset_destroy(self.handle)
+            self.handle = None

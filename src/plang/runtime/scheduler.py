@@ -1,0 +1,501 @@
+"""The task graph: tasks are submitted in program order, dependencies are derived as they
+arrive, and ready tasks run on a pool of host threads (one per simulated core group).
+
+A task is a kernel launch: a callable plus its arguments with per-argument directions
+(In / Out / InOut / NoDep). Edges come from the `OverlapMap` (in AUTO scopes, for every
+non-NoDep tensor argument) plus explicit ``deps=``. Launch protocol, by task kind:
+
+- plain task:  ``fn(*args)``
+- SPMD task (``blocks=n``): ``fn(*args, block_idx=i, block_num=n)`` for each block i;
+  with ``sync_start`` all blocks run at the same time on their own threads.
+- Group task: every `GroupMember` runs concurrently on its own thread as
+  ``fn(*args, pipes=<PipeSet>, subblock_idx=lane, block_idx=i, block_num=n)``; the members
+  of one Group instance share a fresh `PipeSet`.
+
+A predicate is evaluated when the task's dependencies are met; false retires the task
+without running it (dependents are still released). A failing kernel (or a pipe timeout)
+fails its task; its dependents, and any later task that depends on them, never run, and
+`wait()` raises `TaskError` naming the task and kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from ..ir.enums import ParamDirection, ScopeMode
+from .pipes import PipeSet
+from .profiling import Profiler
+from .tensor_map import OverlapMap, footprint
+
+PENDING, QUEUED, DONE, FAILED, CANCELLED = range(5)
+IN, NO_DEP = ParamDirection.In, ParamDirection.NoDep
+_DISPATCH = -1  # block index of a work item that has not been dispatched yet
+
+
+class TaskError(RuntimeError):
+    """A task failed; ``task`` is the failed `Task`, ``__cause__`` the kernel's exception."""
+
+    def __init__(self, message: str, task: Task) -> None:
+        super().__init__(message)
+        self.task = task
+
+
+class TaskGroupError(RuntimeError):
+    """A member kernel of a Group failed, or a pipe between them timed out."""
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """One kernel of a Group task: an AIC kernel (lane 0) or one AIV lane."""
+
+    fn: Callable[..., Any]
+    args: tuple = ()
+    subblock_idx: int = 0
+
+
+def kernel_name(fn: Any) -> str:
+    return getattr(fn, "kernel_name", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+class Task:
+    """A submitted kernel launch; also its TaskId (pass it in ``deps=``)."""
+
+    __slots__ = ("id", "name", "fn", "args", "members", "predicate", "blocks", "sync_start",
+                 "allow_early_resolve", "pending", "dependents", "state", "done", "skipped",
+                 "error", "blocks_left", "dep_ids")
+
+    def __init__(self, task_id: int, name: str, fn: Any, args: tuple, members: tuple | None,
+                 predicate: Callable[[], Any] | None, blocks: int | None, sync_start: bool,
+                 allow_early_resolve: bool) -> None:
+        self.id, self.name, self.fn, self.args, self.members = task_id, name, fn, args, members
+        self.predicate, self.blocks, self.sync_start = predicate, blocks, sync_start
+        self.allow_early_resolve = allow_early_resolve
+        self.pending = 0
+        self.dependents: list[Task] | None = []
+        self.state = PENDING
+        self.done = False
+        self.skipped = False
+        self.error: BaseException | None = None
+        self.blocks_left = 0
+        self.dep_ids: tuple[int, ...] = ()
+
+    def describe(self, block: int = _DISPATCH) -> str:
+        where = f" block {block}" if block >= 0 else ""
+        return f"task {self.id} ({self.name}){where}"
+
+    def __repr__(self) -> str:
+        state = ("pending", "queued", "done", "failed", "cancelled")[self.state]
+        return f"<Task {self.id} {self.name} state={state}>"
+
+
+class _Job:
+    """A callable run on an auxiliary thread; `join()` returns its exception, if any."""
+
+    __slots__ = ("fn", "finished", "error")
+
+    def __init__(self, fn: Callable[[str], None]) -> None:
+        self.fn, self.finished, self.error = fn, threading.Event(), None
+
+    def join(self) -> BaseException | None:
+        self.finished.wait()
+        return self.error
+
+
+class _AuxThreads:
+    """Threads for work that must run concurrently with its siblings (Group members,
+    ``sync_start`` blocks): a job never waits for a free pool thread, so a Group can not
+    deadlock for lack of threads. Threads are reused; new ones start on demand."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[deque] = []
+        self._count = 0
+        self._all: list[tuple[threading.Thread, deque, threading.Semaphore]] = []
+
+    def start(self, fn: Callable[[str], None]) -> _Job:
+        job = _Job(fn)
+        with self._lock:
+            slot = self._idle.pop() if self._idle else None
+            if slot is None:
+                inbox: deque = deque()
+                sem = threading.Semaphore(0)
+                lane = f"aux-{self._count}"
+                self._count += 1
+                thread = threading.Thread(target=self._loop, args=(lane, inbox, sem), daemon=True,
+                                          name=f"plang-{lane}")
+                self._all.append((thread, inbox, sem))
+                slot = (inbox, sem)
+                thread.start()
+        inbox, sem = slot
+        inbox.append(job)
+        sem.release()
+        return job
+
+    def _loop(self, lane: str, inbox: deque, sem: threading.Semaphore) -> None:
+        while True:
+            sem.acquire()
+            job = inbox.popleft()
+            if job is None:
+                return
+            try:
+                job.fn(lane)
+            except BaseException as exc:  # reported through join()
+                job.error = exc
+            job.finished.set()
+            with self._lock:
+                self._idle.append((inbox, sem))
+
+    def close(self) -> None:
+        with self._lock:
+            threads, self._all, self._idle = self._all, [], []
+        for thread, inbox, sem in threads:
+            inbox.append(None)
+            sem.release()
+        for thread, _, _ in threads:
+            thread.join()
+
+
+class Scheduler:
+    """Builds and runs the task graph on `workers` host threads."""
+
+    def __init__(self, workers: int = 1, pipe_timeout: float = 30.0) -> None:
+        if workers < 1:
+            raise ValueError(f"Scheduler needs at least one worker, got {workers}")
+        self.workers = workers
+        self.pipe_timeout = pipe_timeout
+        self.profiler: Profiler | None = None
+        self._ids = itertools.count()
+        self._overlap = OverlapMap()
+        self._scopes: list[ScopeMode] = []
+        self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # outstanding reached 0 / a watched task ended
+        self._outstanding = 0
+        self._watchers = 0
+        self._failed: list[Task] = []
+        self._ready: deque = deque()
+        self._wake = threading.Condition(threading.Lock())
+        self._idle = 0
+        self._closing = False
+        self._threads: list[threading.Thread] = []
+        self._aux = _AuxThreads()
+
+    # ---------------------------------------------------------------- submission
+    def submit(self, fn: Callable[..., Any], args: Sequence[Any] = (),
+               directions: Sequence[ParamDirection] | None = None, *,
+               deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
+               allow_early_resolve: bool = False, blocks: int | None = None,
+               sync_start: bool = False, name: str | None = None) -> Task:
+        """Add a kernel launch to the graph; returns its TaskId. `directions` defaults to
+        In for every argument; `blocks` makes it an SPMD task of that many blocks."""
+        return self._add(fn, tuple(args), directions, None, deps, predicate, allow_early_resolve,
+                         blocks, sync_start, name or kernel_name(fn))
+
+    def submit_group(self, members: Sequence[GroupMember], args: Sequence[Any] = (),
+                     directions: Sequence[ParamDirection] | None = None, *,
+                     deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
+                     allow_early_resolve: bool = False, blocks: int | None = None,
+                     sync_start: bool = False, name: str | None = None) -> Task:
+        """Add a Group task: `members` run concurrently, connected by one `PipeSet` per
+        instance. `args` / `directions` (the Group's own parameters) drive dependencies."""
+        if not members:
+            raise ValueError("a Group task needs at least one member kernel")
+        return self._add(None, tuple(args), directions, tuple(members), deps, predicate,
+                         allow_early_resolve, blocks, sync_start,
+                         name or "+".join(kernel_name(m.fn) for m in members))
+
+    def _add(self, fn: Any, args: tuple, directions: Sequence[ParamDirection] | None,
+             members: tuple | None, deps: Sequence[Task | None], predicate: Any,
+             allow_early_resolve: bool, blocks: int | None, sync_start: bool, name: str) -> Task:
+        if blocks is not None and (not isinstance(blocks, int) or blocks < 1):
+            raise ValueError(f"{name}: SPMD block count must be a positive int, got {blocks!r}")
+        if directions is not None and len(directions) != len(args):
+            raise ValueError(f"{name}: {len(args)} arguments but {len(directions)} directions")
+        task = Task(next(self._ids), name, fn, args, members, predicate, blocks, sync_start,
+                    allow_early_resolve)
+        before: set[Task] = set()
+        if args and (not self._scopes or self._scopes[-1] is ScopeMode.AUTO):
+            overlap = self._overlap
+            for i, arg in enumerate(args):
+                direction = IN if directions is None else directions[i]
+                if direction is NO_DEP:
+                    continue
+                where = footprint(arg)
+                if where is not None:
+                    overlap.access(where, task, direction is not IN, before)
+        for dep in deps:
+            if dep is None:
+                continue
+            if not isinstance(dep, Task):
+                raise TypeError(f"{name}: deps= takes TaskIds (or None), got {type(dep).__name__}")
+            before.add(dep)
+        if self.profiler is not None:
+            task.dep_ids = tuple(sorted(d.id for d in before))
+        with self._lock:
+            self._outstanding += 1
+            for dep in before or ():
+                state = dep.state
+                if state == DONE:
+                    continue
+                if state == FAILED or state == CANCELLED:
+                    task.error = RuntimeError(f"not run: it depends on {dep.describe()}, "
+                                              "which did not complete")
+                    if not self._failed:
+                        self._failed.append(task)
+                    self._cancel([task])
+                    return task
+                dep.dependents.append(task)
+                task.pending += 1
+            ready = task.pending == 0
+            if ready:
+                task.state = QUEUED
+        if ready:
+            self._push(task)
+        if not self._threads:
+            self._start_threads()
+        return task
+
+    @contextmanager
+    def scope(self, mode: ScopeMode = ScopeMode.AUTO) -> Iterator[None]:
+        """A runtime scope: AUTO tracks memory dependencies, MANUAL only uses ``deps=``.
+        AUTO scopes nest anywhere; a MANUAL scope can not be nested in another."""
+        if not isinstance(mode, ScopeMode):
+            raise TypeError(f"scope mode must be a pl.ScopeMode, got {mode!r}")
+        if mode is ScopeMode.MANUAL and ScopeMode.MANUAL in self._scopes:
+            raise RuntimeError("a manual scope can not be nested inside another manual scope")
+        self._scopes.append(mode)
+        try:
+            yield
+        finally:
+            self._scopes.pop()
+
+    # ---------------------------------------------------------------- waiting
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until every submitted task has retired; raise `TaskError` for the first
+        failure (the graph is then reset so the scheduler can be reused)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._settled:
+            while self._outstanding:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"{self._outstanding} tasks still running after {timeout} s")
+                self._settled.wait(left)
+            failed, self._failed = self._failed, []
+        if failed:
+            self._overlap.clear()
+            first = failed[0]
+            more = f" (and {len(failed) - 1} more failed tasks)" if len(failed) > 1 else ""
+            raise TaskError(f"{first.describe()} failed: {first.error}{more}", first) from first.error
+
+    def wait_for(self, value: Any) -> None:
+        """Block until the tasks that last wrote `value` (a tensor) have finished; raise
+        `TaskError` if one failed. Used for orchestration-time reads."""
+        where = footprint(value)
+        if where is None:
+            return
+        writers = list(self._overlap.writers_of(where))
+        with self._settled:
+            self._watchers += 1
+            try:
+                while any(t.state < DONE for t in writers):
+                    self._settled.wait()
+            finally:
+                self._watchers -= 1
+        for t in writers:
+            if t.state != DONE:
+                raise TaskError(f"reading a tensor written by {t.describe()}, which did not complete", t)
+
+    @property
+    def outstanding(self) -> int:
+        return self._outstanding
+
+    # ---------------------------------------------------------------- execution
+    def _start_threads(self) -> None:
+        for lane in range(self.workers):
+            thread = threading.Thread(target=self._worker_loop, args=(f"core-{lane}",), daemon=True,
+                                      name=f"plang-core-{lane}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _push(self, task: Task) -> None:
+        ready = self._ready
+        ready.append((task, _DISPATCH))
+        # Wake a sleeper only while the queue is shorter than the sleepers; an already
+        # woken worker drains everything queued behind its item.
+        if self._idle and len(ready) <= self._idle:
+            with self._wake:
+                self._wake.notify()
+
+    def _worker_loop(self, lane: str) -> None:
+        ready = self._ready
+        while True:
+            try:
+                item = ready.popleft()
+            except IndexError:
+                with self._wake:
+                    self._idle += 1
+                    while not ready and not self._closing:
+                        self._wake.wait()
+                    self._idle -= 1
+                    if self._closing:
+                        return
+                continue
+            while item is not None:
+                item = self._run_item(item[0], item[1], lane)
+
+    def _run_item(self, task: Task, block: int, lane: str) -> tuple[Task, int] | None:
+        """Run one work item; returns the next item this thread should run (a dependent
+        that became ready), so chains continue without a thread hand-off."""
+        if block == _DISPATCH:
+            if task.predicate is not None:
+                try:
+                    go = task.predicate()
+                except BaseException as exc:
+                    return self._finish(task, exc)
+                if not go:
+                    task.skipped = True
+                    if self.profiler is not None:
+                        self.profiler.skipped.append(task.id)
+                    return self._finish(task, None)
+            if task.blocks is None:
+                return self._finish(task, self._execute(task, 0, lane))
+            if task.sync_start:
+                jobs = [self._aux.start(lambda aux_lane, b=b: self._raise(self._execute(task, b, aux_lane)))
+                        for b in range(task.blocks)]
+                errors = [e for e in (job.join() for job in jobs) if e is not None]
+                return self._finish(task, errors[0] if errors else None)
+            task.blocks_left = task.blocks
+            if task.blocks > 1:
+                self._ready.extend((task, b) for b in range(1, task.blocks))
+                if self._idle:
+                    with self._wake:
+                        self._wake.notify(task.blocks - 1)
+            block = 0
+        error = self._execute(task, block, lane)
+        with self._lock:
+            if error is not None and task.error is None:
+                task.error = error
+            task.blocks_left -= 1
+            last = task.blocks_left == 0
+        return self._finish(task, task.error) if last else None
+
+    @staticmethod
+    def _raise(error: BaseException | None) -> None:
+        if error is not None:
+            raise error
+
+    def _execute(self, task: Task, block: int, lane: str) -> BaseException | None:
+        """Run one instance of the task; returns the failure instead of raising."""
+        try:
+            if task.members is not None:
+                self._run_group(task, block, lane)
+            else:
+                profiler = self.profiler
+                start = time.perf_counter_ns() if profiler is not None else 0
+                if task.blocks is None:
+                    task.fn(*task.args)
+                else:
+                    task.fn(*task.args, block_idx=block, block_num=task.blocks)
+                if profiler is not None:
+                    profiler.record(lane, task.name, task.id, block, 0, task.dep_ids, start,
+                                    time.perf_counter_ns())
+            return None
+        except BaseException as exc:
+            return exc
+
+    def _run_group(self, task: Task, block: int, lane: str) -> None:
+        pipes = PipeSet(self.pipe_timeout)
+        block_num = task.blocks or 1
+        errors: list[tuple[GroupMember, BaseException]] = []
+
+        def run_member(member: GroupMember, member_lane: str) -> None:
+            profiler = self.profiler
+            start = time.perf_counter_ns() if profiler is not None else 0
+            try:
+                member.fn(*member.args, pipes=pipes, subblock_idx=member.subblock_idx,
+                          block_idx=block, block_num=block_num)
+            except BaseException as exc:
+                errors.append((member, exc))
+                pipes.abort()
+            if profiler is not None:
+                profiler.record(member_lane, kernel_name(member.fn), task.id, block, member.subblock_idx,
+                                task.dep_ids, start, time.perf_counter_ns())
+
+        try:
+            jobs = [self._aux.start(lambda aux_lane, m=m: run_member(m, aux_lane)) for m in task.members[1:]]
+            run_member(task.members[0], lane)
+            for job in jobs:
+                job.join()
+            pipe_error = pipes.error()
+        finally:
+            pipes.close()
+        if pipe_error is not None:
+            names = ", ".join(kernel_name(m.fn) for m in task.members)
+            raise TaskGroupError(f"Group {task.describe(block)} [{names}]: {pipe_error}") from (
+                errors[0][1] if errors else None)
+        if errors:
+            member, exc = errors[0]
+            raise TaskGroupError(f"kernel {kernel_name(member.fn)} (sub-block {member.subblock_idx}) "
+                                 f"raised {type(exc).__name__}: {exc}") from exc
+
+    def _finish(self, task: Task, error: BaseException | None) -> tuple[Task, int] | None:
+        """Retire `task`; returns one newly ready dependent to run next on this thread."""
+        newly: list[Task] = []
+        with self._lock:
+            if error is not None:
+                task.state = FAILED
+                task.error = error
+                self._failed.append(task)
+                dependents, task.dependents = task.dependents, None
+                self._cancel(dependents)
+            else:
+                task.state = DONE
+                task.done = True
+                for dep in task.dependents:
+                    dep.pending -= 1
+                    if dep.pending == 0 and dep.state == PENDING:
+                        dep.state = QUEUED
+                        newly.append(dep)
+                task.dependents = None
+            self._outstanding -= 1
+            if self._outstanding == 0 or self._watchers:
+                self._settled.notify_all()
+        if not newly:
+            return None
+        if len(newly) > 1:
+            self._ready.extend((t, _DISPATCH) for t in newly[1:])
+            if self._idle:
+                with self._wake:
+                    self._wake.notify(len(newly) - 1)
+        return newly[0], _DISPATCH
+
+    def _cancel(self, tasks: list[Task]) -> None:
+        """Retire pending tasks (and transitively their dependents) without running them.
+        Caller holds the lock and has counted them in `_outstanding`."""
+        stack = list(tasks)
+        while stack:
+            t = stack.pop()
+            if t.state != PENDING:
+                continue
+            t.state = CANCELLED
+            self._outstanding -= 1
+            if t.dependents:
+                stack.extend(t.dependents)
+            t.dependents = None
+
+    # ---------------------------------------------------------------- shutdown
+    def close(self) -> None:
+        """Stop the threads (after the running tasks finish)."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify_all()
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+        self._aux.close()
+        self._overlap.clear()

@@ -202,7 +202,8 @@ def test_expressions(e, text):
 def test_call_kwargs_enums_dtypes_and_lists():
     a = Var("a", TensorType([64, 64], FP32))
     t = make_call("tile.load", [a, [0, i], [64, 64]], {"target_memory": MemorySpace.Mat})
-    st = make_call("tile.store", [t, [0, 0], a], {"atomic": AtomicType.None_})
+    store = make_call("tile.store", [t, [0, 0], a])
+    st = Call(store.op, store.args, {"atomic": AtomicType.None_}, store.type)
     assert python_print(t) == "pl.tile.load(a, [0, i], [64, 64], target_memory=pl.MemorySpace.Mat)"
     assert python_print(st) == (
         "pl.tile.store(pl.tile.load(a, [0, i], [64, 64], target_memory=pl.MemorySpace.Mat), [0, 0], a, "

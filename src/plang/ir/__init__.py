@@ -17,3 +17,4 @@ from .types import (ArrayType, PtrType, ScalarType, ShapedType, TensorType, Tile
                     Type, UnknownType)
 from . import ops  # noqa: E402  (registers every op)
 from .printer import python_print  # noqa: E402
+from .equality import assert_structural_equal, structural_equal, structural_hash  # noqa: E402

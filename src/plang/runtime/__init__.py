@@ -1,0 +1,13 @@
+"""The simulated chip: run configuration, task graph, pipes, workers and profiling."""
+
+from .compiled import CompiledProgram, ParamSpec
+from .config import RunConfig
+from .device_tensor import DeviceTensor
+from .orchestrator import Orchestrator
+from .pipes import PipeError, PipeSet
+from .scheduler import GroupMember, Scheduler, Task, TaskError, TaskGroupError
+from .worker import ChipWorker, ProgramHandle
+
+__all__ = ["ChipWorker", "CompiledProgram", "DeviceTensor", "GroupMember", "Orchestrator", "ParamSpec",
+           "PipeError", "PipeSet", "ProgramHandle", "RunConfig", "Scheduler", "Task", "TaskError",
+           "TaskGroupError"]

@@ -1,0 +1,98 @@
+"""`CompiledProgram`: what the compiler hands the runtime.
+
+- ``kernels``: name -> kernel object. A kernel is called with torch CPU tensors and Python
+  scalars plus the launch keywords of `plang.runtime.scheduler` (``block_idx``/``block_num``
+  for SPMD tasks; ``pipes``/``subblock_idx`` for Group members). An optional ``load()``
+  method is called once when a `ChipWorker` registers the program.
+- ``orchestration``: ``fn(rt, *args)``, the task program (see `codegen.orchestration`);
+  ``rt`` is an `Orchestrator`. It returns the program's result.
+- ``signature``: a `ParamSpec` per parameter, checked before anything runs.
+- ``source``: the orchestration's Python source, for reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ..dtypes import DataType
+from ..ir.enums import ParamDirection
+from .device_tensor import DeviceTensor
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One program parameter: a tensor (static ints or dynamic-dim names) or a scalar."""
+
+    name: str
+    dtype: DataType
+    shape: tuple[int | str, ...] | None = None  # None: a scalar
+    direction: ParamDirection = ParamDirection.In
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.shape is not None
+
+
+class CompiledProgram:
+    """A compiled program: kernels, an orchestration task program and its signature.
+    Calling it runs it on the current `ChipWorker` (or a default one)."""
+
+    def __init__(self, name: str, signature: Sequence[ParamSpec],
+                 orchestration: Callable[..., Any], kernels: Mapping[str, Any],
+                 source: str = "", program: Any = None) -> None:
+        self.name = name
+        self.signature = tuple(signature)
+        self.orchestration = orchestration
+        self.kernels = dict(kernels)
+        self.source = source
+        self.program = program
+
+    def check_args(self, args: Sequence[Any]) -> dict[str, int]:
+        """Validate arguments against the signature; returns the dynamic dims' values."""
+        if len(args) != len(self.signature):
+            names = ", ".join(p.name for p in self.signature)
+            raise TypeError(f"{self.name}() takes {len(self.signature)} arguments ({names}), "
+                            f"got {len(args)}")
+        dims: dict[str, int] = {}
+        for spec, value in zip(self.signature, args):
+            if spec.is_tensor:
+                _check_tensor(self.name, spec, value, dims)
+            elif isinstance(value, (torch.Tensor, DeviceTensor, np.ndarray)):
+                raise TypeError(f"{self.name}: parameter {spec.name!r} is a scalar "
+                                f"({spec.dtype}), got a tensor")
+        return dims
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        from .worker import ChipWorker
+
+        return ChipWorker.for_call(config).run(self, *args)
+
+    def __repr__(self) -> str:
+        return f"<CompiledProgram {self.name} kernels={sorted(self.kernels)}>"
+
+
+def _check_tensor(program: str, spec: ParamSpec, value: Any, dims: dict[str, int]) -> None:
+    if isinstance(value, DeviceTensor):
+        value = value.torch()
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{program}: parameter {spec.name!r} expects a tensor, got {type(value).__name__}")
+    if value.device.type != "cpu":
+        raise TypeError(f"{program}: parameter {spec.name!r} must be a CPU tensor, got device {value.device}")
+    got = DataType.from_torch(value.dtype)
+    if got != spec.dtype:
+        raise TypeError(f"{program}: parameter {spec.name!r} expects dtype {spec.dtype}, got {got}")
+    shape = tuple(value.shape)
+    if len(shape) != len(spec.shape):
+        raise ValueError(f"{program}: parameter {spec.name!r} expects shape {list(spec.shape)}, "
+                         f"got {list(shape)}")
+    for want, have in zip(spec.shape, shape):
+        if isinstance(want, str):
+            want = dims.setdefault(want, have)
+        if want != have:
+            expected = [dims.get(d, d) if isinstance(d, str) else d for d in spec.shape]
+            raise ValueError(f"{program}: parameter {spec.name!r} expects shape {expected}, "
+                             f"got {list(shape)}")

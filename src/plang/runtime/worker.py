@@ -1,0 +1,177 @@
+"""`ChipWorker`: the explicit-dispatch handle on one simulated chip.
+
+It owns a `Scheduler` (one host thread per core group by default), the `DeviceTensor`s it
+allocated and the programs registered on it; `close()` releases all of them. Used as a
+context manager it is the *current* worker, so ``compiled(*args)`` runs on it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ..dtypes import DataType
+from .compiled import CompiledProgram
+from .config import RunConfig
+from .device_tensor import DeviceTensor, as_torch
+from .orchestrator import Orchestrator
+from .profiling import Profiler
+from .scheduler import Scheduler
+
+
+class ProgramHandle:
+    """A program registered on a worker; call it with the program's arguments."""
+
+    def __init__(self, worker: ChipWorker, compiled: CompiledProgram) -> None:
+        self.worker, self.compiled = worker, compiled
+
+    def __call__(self, *args: Any) -> Any:
+        return self.worker._dispatch(self.compiled, args)
+
+
+class ChipWorker:
+    _stack: list[ChipWorker] = []
+    _defaults: dict[RunConfig, ChipWorker] = {}
+    _defaults_lock = threading.Lock()
+
+    def __init__(self, config: RunConfig | None = None) -> None:
+        self.config = config if config is not None else RunConfig()
+        if not isinstance(self.config, RunConfig):
+            raise TypeError(f"ChipWorker config must be a RunConfig, got {type(self.config).__name__}")
+        self.device = self.config.resolved_device()
+        self.scheduler = Scheduler(self.config.worker_count(), self.config.pipe_timeout)
+        self.load_count = 0
+        self.last_profile: str | None = None
+        self.last_summary: str | None = None
+        self._tensors: dict[int, DeviceTensor] = {}
+        self._handles: dict[int, ProgramHandle] = {}
+        self._run_lock = threading.Lock()
+        self._closed = False
+
+    # ------------------------------------------------------------ memory
+    def alloc_tensor(self, shape: Sequence[int], dtype: Any, init: Any = None) -> DeviceTensor:
+        """A zero-filled DDR tensor (`dtype`: a plang or torch dtype), optionally copied
+        from `init` (tensor, array or scalar)."""
+        self._check_open()
+        torch_dtype = dtype.to_torch() if isinstance(dtype, DataType) else dtype
+        data = torch.zeros(tuple(int(d) for d in shape), dtype=torch_dtype)
+        if init is not None:
+            source = torch.from_numpy(init) if isinstance(init, np.ndarray) else as_torch(init)
+            data.copy_(torch.as_tensor(source, dtype=torch_dtype).expand(data.shape))
+        tensor = DeviceTensor(data, self)
+        self._tensors[id(tensor)] = tensor
+        return tensor
+
+    def free_tensor(self, tensor: DeviceTensor) -> None:
+        self._check_open()
+        if self._tensors.pop(id(tensor), None) is not tensor:
+            raise ValueError("free_tensor: this DeviceTensor is not owned by this worker (or was freed)")
+        tensor._release()
+
+    @property
+    def tensor_count(self) -> int:
+        return len(self._tensors)
+
+    # ------------------------------------------------------------ programs
+    def register(self, compiled: CompiledProgram) -> ProgramHandle:
+        """Load `compiled`'s kernels (once per program) and return a reusable handle."""
+        self._check_open()
+        handle = self._handles.get(id(compiled))
+        if handle is None:
+            if not isinstance(compiled, CompiledProgram):
+                raise TypeError(f"register() takes a CompiledProgram, got {type(compiled).__name__}")
+            for kernel in compiled.kernels.values():
+                load = getattr(kernel, "load", None)
+                if load is not None:
+                    load()
+            self.load_count += 1
+            handle = self._handles[id(compiled)] = ProgramHandle(self, compiled)
+        return handle
+
+    @property
+    def program_count(self) -> int:
+        return len(self._handles)
+
+    def run(self, compiled: CompiledProgram, *args: Any) -> Any:
+        return self.register(compiled)(*args)
+
+    def _dispatch(self, compiled: CompiledProgram, args: Sequence[Any]) -> Any:
+        self._check_open()
+        for a in args:
+            if isinstance(a, DeviceTensor) and a.freed:
+                raise RuntimeError(f"{compiled.name}: an argument is a freed DeviceTensor")
+        compiled.check_args(args)
+        rt = Orchestrator(self.scheduler, compiled.kernels, self.device)
+        with self._run_lock:
+            profiler = self.scheduler.profiler = Profiler() if self.config.profiling else None
+            try:
+                try:
+                    result = compiled.orchestration(rt, *[as_torch(a) for a in args])
+                finally:
+                    self.scheduler.wait()
+            finally:
+                self.scheduler.profiler = None
+                if profiler is not None:
+                    profiler.finish()
+                    self.last_profile = profiler.write(self.config.resolved_profile_dir(), compiled.name)
+                    self.last_summary = profiler.summary()
+                    print(self.last_summary)
+        return result
+
+    # ------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Release every tensor, loaded program and thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.scheduler.close()
+        for tensor in self._tensors.values():
+            tensor._release()
+        self._tensors.clear()
+        self._handles.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("ChipWorker is closed")
+
+    def __enter__(self) -> ChipWorker:
+        self._check_open()
+        ChipWorker._stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        ChipWorker._stack.remove(self)
+        self.close()
+
+    @classmethod
+    def current(cls) -> ChipWorker | None:
+        """The innermost worker entered with ``with``, if any."""
+        return cls._stack[-1] if cls._stack else None
+
+    @classmethod
+    def for_call(cls, config: RunConfig | None) -> ChipWorker:
+        """The worker a plain ``compiled(*args)`` runs on: the current one, else a shared
+        default worker per config (closed at exit)."""
+        current = cls.current()
+        if current is not None and config is None:
+            return current
+        config = config if config is not None else RunConfig()
+        with cls._defaults_lock:
+            worker = cls._defaults.get(config)
+            if worker is None or worker.closed:
+                worker = cls._defaults[config] = ChipWorker(config)
+        return worker
+
+
+@atexit.register
+def _close_default_workers() -> None:
+    for worker in ChipWorker._defaults.values():
+        worker.close()

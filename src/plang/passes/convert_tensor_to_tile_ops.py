@@ -1,0 +1,339 @@
+"""ConvertTensorToTileOps: inside InCore functions, tensor ops become tile ops.
+
+- `tensor.slice(t, shape, offset)` of a DDR tensor becomes `tile.load(t, offset, shape)`;
+  a tensor read whole by a compute op is loaded whole (read-only parameters once, at the
+  top of the function).
+- `tensor.<op>` becomes `tile.<op>` on the operands' tiles (scratch tiles an op needs,
+  e.g. the `tmp_tile` of a row reduction, are created); `tensor.create` / `tensor.full`
+  become tile allocations; intermediate tensors are tiles from here on.
+- `tensor.assemble(out, src, offset)` into a DDR tensor becomes `tile.store(src, offset, out)`.
+- A returned intermediate becomes a store into a new `Out` parameter; every call site
+  allocates that output (`tensor.create`) and passes it.
+
+A tile larger than the on-chip buffer it lives in (Vec, or Mat for matmul operands) is an
+error naming the value, its byte size and the capacity: slice the tensor in a loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.enums import FunctionType, MemorySpace, ParamDirection
+from ..ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, Var
+from ..ir.function import Function, Program
+from ..ir.ops import make_call
+from ..ir.ops.registry import REGISTRY, Op, OpTypeError, OpValueError
+from ..ir.stmt import (
+    Assign,
+    Eval,
+    For,
+    If,
+    Return,
+    Scope,
+    SeqStmts,
+    SplitAivScope,
+    Stmt,
+    While,
+    Yield,
+    flatten,
+    seq,
+)
+from ..ir.types import ShapedType, TensorType, TileType, describe_type
+from ..target import Device
+from .analysis.memory_effects import op_operands
+from .analysis.var_rewrite import VarRewriter
+from .analysis.var_uses import calls_in
+from .diagnostics import PassError
+from .framework import Pass, register_pass
+from .properties import register_property
+
+# tensor ops kept as they are inside kernels (metadata / DDR element access)
+KEEP = {"tensor.dim"}
+
+
+def _zeros(rank: int) -> list[Expr]:
+    return [ConstInt(0) for _ in range(rank)]
+
+
+def _cube_operands(fn: Function) -> set[Var]:
+    """Vars used as operands of matmul-family ops (their tiles live in Mat, not Vec)."""
+    out: set[Var] = set()
+    for c in calls_in(fn.body):
+        if isinstance(c.op, Op) and c.op.facts.unit == "cube":
+            out.update(a for a in c.args if isinstance(a, Var))
+    return out
+
+
+class _Converter(VarRewriter):
+    def __init__(self, fn: Function, device: Device) -> None:
+        super().__init__()
+        self.fn = fn
+        self.device = device
+        self.cube_operands = _cube_operands(fn)
+        self.loaded: dict[Var, Var] = {}  # DDR tensor -> its whole tile
+        self.hoisted: list[Stmt] = []
+        self.read_only = {p for p, d in zip(fn.params, fn.param_directions) if d is ParamDirection.In}
+        self.pending: list[Stmt] = []  # loads to emit before the current statement
+        self.out_params: list[Var] = []
+
+    # ----------------------------------------------------------------- helpers
+    def check_capacity(self, name: str, t: TileType, source: Var | None, span) -> None:
+        space = MemorySpace.Mat if source is not None and source in self.cube_operands else MemorySpace.Vec
+        nbytes, cap = t.nbytes, self.device.capacity(space)
+        if nbytes is not None and nbytes > cap:
+            raise PassError(f"value {name!r} in {self.fn.name!r} needs a {describe_type(t)} tile of {nbytes} "
+                            f"bytes, more than the {space.value} buffer's {cap} bytes; slice it "
+                            f"(pl.slice) inside a pl.range loop", span)
+
+    def as_tile(self, e: Expr, span) -> Expr:
+        """The tile holding `e`'s value (loading a DDR tensor whole when needed)."""
+        if not isinstance(e.type, TensorType):
+            return e
+        assert isinstance(e, Var), "operands are variables after FlattenCallExpr"
+        if e in self.loaded:
+            return self.loaded[e]
+        load = make_call("tile.load", [e, _zeros(e.type.rank), list(e.type.shape)], span=span)
+        self.check_capacity(e.name, load.type, e, span)
+        tile = Var(f"{e.name}_tile", load.type, span)
+        self.loaded[e] = tile
+        (self.hoisted if e in self.read_only else self.pending).append(Assign(tile, load, span))
+        return tile
+
+    # ------------------------------------------------------------- expressions
+    def convert_call(self, call: Call, name: str) -> Expr:
+        op = call.op
+        if not isinstance(op, Op) or op.namespace != "tensor" or op.name in KEEP:
+            return call
+        operands = dict(op_operands(call))
+        attrs = {k: v for k, v in call.kwargs.items() if not isinstance(v, Expr)}
+        span = call.span
+        if op.name == "tensor.slice":
+            src = operands["input"]
+            if isinstance(src.type, TensorType):
+                kw = {"valid_shape": operands.get("valid_shape")} if "valid_shape" in operands else {}
+                load = make_call("tile.load", [src, operands["offset"], operands["shape"]], kw, span)
+                self.check_capacity(name, load.type, src if isinstance(src, Var) else None, span)
+                return load
+            return self.tile_op("tile.slice", operands, attrs, span)
+        if op.name == "tensor.assemble" and isinstance(operands["target"].type, TensorType):
+            src = self.as_tile(operands["source"], span)
+            return make_call("tile.store", [src, operands["offset"], operands["target"]],
+                             {k: v for k, v in attrs.items() if k == "atomic"}, span)
+        if op.name in ("tensor.read", "tensor.write", "tensor.get_block_idx", "tensor.get_block_num",
+                       "tensor.get_subblock_idx"):
+            first = next(iter(operands.values()), None)
+            if first is not None and isinstance(first.type, TensorType):
+                return call
+        result = self.tile_op("tile." + op.short_name, operands, attrs, span)
+        if isinstance(result.type, TileType):
+            self.check_capacity(name, result.type, None, span)
+        return result
+
+    def tile_op(self, name: str, operands: dict[str, Expr], attrs: dict[str, Any], span) -> Call:
+        """Call tile op `name` with the tensor op's operands (tiles in place of tensors);
+        a required operand the tensor op lacks takes the tensor op's operand in the same
+        position (a renamed parameter) or, for a tile, a fresh scratch tile."""
+        tile_op = REGISTRY.get(name)
+        if tile_op is None:
+            raise PassError(f"{name.replace('tile.', 'tensor.', 1)} has no tile-level form; it cannot "
+                            f"run inside InCore function {self.fn.name!r}", span)
+        names = {p.name for p in tile_op.params}
+        unclaimed = [k for k in operands if k not in names]
+        kw: dict[str, Any] = {}
+        first_tile: Expr | None = None
+        for p in tile_op.params:
+            if p.name in attrs:
+                kw[p.name] = attrs[p.name]
+                continue
+            if p.name in operands:
+                value = operands[p.name]
+            elif p.required and unclaimed:
+                value = operands[unclaimed.pop(0)]
+            elif p.required and p.kind == "tile" and first_tile is not None:
+                value = self.scratch(first_tile, span)
+            else:
+                continue
+            if p.kind in ("tile", "shaped"):
+                value = self.as_tile(value, span)
+                first_tile = first_tile or value
+            kw[p.name] = value
+        try:
+            return make_call(tile_op, (), kw, span)
+        except (OpTypeError, OpValueError) as e:
+            raise PassError(f"cannot lower to {name} in {self.fn.name!r}: {e}", span) from None
+
+    def scratch(self, like: Expr, span) -> Var:
+        t: ShapedType = like.type
+        alloc = make_call("tile.create", [list(t.shape)], {"dtype": t.dtype}, span)
+        tmp = Var("tmp", alloc.type, span)
+        self.pending.append(Assign(tmp, alloc, span))
+        return tmp
+
+    # -------------------------------------------------------------- statements
+    def stmt_SeqStmts(self, s: SeqStmts) -> Stmt:
+        out: list[Stmt] = []
+        for x in s.stmts:
+            new = self.stmt(x)
+            out.extend(self.pending)
+            self.pending = []
+            out.append(new)
+        return seq(out, s.span)
+
+    def stmt_Assign(self, s: Assign) -> Stmt:
+        value = self.expr(s.value)
+        if isinstance(value, Call):
+            value = self.convert_call(value, s.var.name)
+        if value is s.value:
+            return s
+        var = Var(s.var.name, value.type, s.var.span)
+        self.mapping[s.var] = var
+        return Assign(var, value, s.span)
+
+    def stmt_Eval(self, s: Eval) -> Stmt:
+        value = self.expr(s.expr)
+        if isinstance(value, Call):
+            value = self.convert_call(value, "_")
+        return s if value is s.expr else Eval(value, s.span)
+
+    def bind_iter_arg(self, a: IterArg) -> IterArg:
+        init = self.expr(a.init)
+        if isinstance(init.type, TileType) and not isinstance(a.type, TileType):
+            new = IterArg(a.name, init.type, init, a.span)
+            self.mapping[a] = new
+            return new
+        return super().bind_iter_arg(a)
+
+    def stmt_For(self, s: For) -> Stmt:
+        new = super().stmt_For(s)
+        return new.replace(return_vars=self._follow(s.return_vars, [a.type for a in new.iter_args]))
+
+    def stmt_While(self, s: While) -> Stmt:
+        new = super().stmt_While(s)
+        return new.replace(return_vars=self._follow(s.return_vars, [a.type for a in new.iter_args]))
+
+    def stmt_If(self, s: If) -> Stmt:
+        new = super().stmt_If(s)
+        stmts = flatten(new.then_body)
+        if not stmts or not isinstance(stmts[-1], Yield):
+            return new
+        return new.replace(return_vars=self._follow(s.return_vars, [v.type for v in stmts[-1].values]))
+
+    def _follow(self, old: tuple[Var, ...], types: list) -> tuple[Var, ...]:
+        out = []
+        for v, t in zip(old, types):
+            if isinstance(t, TileType) and not isinstance(v.type, TileType):
+                nv = Var(v.name, t, v.span)
+                self.mapping[v] = nv
+                out.append(nv)
+            else:
+                out.append(self.mapping.get(v, v))
+        return tuple(out)
+
+    def stmt_Return(self, s: Return) -> Stmt:
+        stmts: list[Stmt] = []
+        values = []
+        for i, v in enumerate(self.expr(x) for x in s.values):
+            if isinstance(v.type, TileType):
+                out = Var(f"ret{i}", TensorType(v.type.shape, v.type.dtype), s.span)
+                self.out_params.append(out)
+                stored = Var(f"ret{i}_store", out.type, s.span)
+                store = make_call("tile.store", [v, _zeros(v.type.rank), out], span=s.span)
+                stmts.append(Assign(stored, store, s.span))
+                values.append(stored)
+            else:
+                values.append(v)
+        return seq([*stmts, Return(values, s.span)], s.span)
+
+
+def convert_function(fn: Function, device: Device) -> Function:
+    conv = _Converter(fn, device)
+    body = conv.stmt(seq([fn.body]) if not isinstance(fn.body, SeqStmts) else fn.body)
+    body = seq([*conv.hoisted, *flatten(body)], fn.body.span)
+    params = list(fn.params) + conv.out_params
+    dirs = list(fn.param_directions) + [ParamDirection.Out] * len(conv.out_params)
+    return fn.replace(params=tuple(params), param_directions=tuple(dirs), body=body)
+
+
+class _CallSites(VarRewriter):
+    """Pass a fresh `tensor.create` output for every Out parameter a kernel gained."""
+
+    def __init__(self, added: dict[str, list[Var]]) -> None:
+        super().__init__()
+        self.added = added
+        self.allocs: list[Stmt] = []
+
+    def expr(self, e: Expr) -> Expr:
+        e = super().expr(e)
+        if isinstance(e, Call) and isinstance(e.op, GlobalVar) and e.op.name in self.added:
+            extra = []
+            for p in self.added[e.op.name]:
+                v = Var(p.name, p.type, e.span)
+                self.allocs.append(Assign(v, make_call("tensor.create", [list(p.type.shape)],
+                                                       {"dtype": p.type.dtype}, e.span), e.span))
+                extra.append(v)
+            return e.replace(args=e.args + tuple(extra))
+        return e
+
+    def stmt(self, s: Stmt) -> Stmt:
+        if isinstance(s, (SeqStmts, For, If, While, Scope, SplitAivScope)):
+            return super().stmt(s)
+        new = super().stmt(s)
+        if self.allocs:
+            allocs, self.allocs = self.allocs, []
+            return seq([*allocs, new], s.span)
+        return new
+
+
+def is_kernel(fn: Function) -> bool:
+    return fn.func_type is FunctionType.InCore
+
+
+@register_pass
+class ConvertTensorToTileOps(Pass):
+    name = "ConvertTensorToTileOps"
+    required = frozenset({"SplitIncoreOrch"})
+    produced = frozenset({"IncoreTileOps"})
+
+    def __init__(self, device: Device | None = None) -> None:
+        self.device = device or Device()
+
+    def run(self, program: Program) -> Program:
+        functions: dict[str, Function] = {}
+        added: dict[str, list[Var]] = {}
+        for name, fn in program.functions.items():
+            if is_kernel(fn) and _has_tensor_ops(fn):
+                new = convert_function(fn, self.device)
+                if len(new.params) > len(fn.params):
+                    added[name] = list(new.params[len(fn.params):])
+                functions[name] = new
+            else:
+                functions[name] = fn
+        if added:
+            for name, fn in functions.items():
+                if any(isinstance(c.op, GlobalVar) and c.op.name in added for c in calls_in(fn.body)):
+                    functions[name] = fn.replace(body=_CallSites(added).stmt(fn.body))
+        if all(functions[n] is f for n, f in program.functions.items()):
+            return program
+        return program.with_functions(list(functions.values()))
+
+
+def _has_tensor_ops(fn: Function) -> bool:
+    return any(_is_tensor_compute(c) for c in calls_in(fn.body))
+
+
+def _is_tensor_compute(c: Call) -> bool:
+    return isinstance(c.op, Op) and c.op.namespace == "tensor" and c.op.name not in KEEP and not (
+        c.op.name in ("tensor.read", "tensor.write") and isinstance(c.args[0].type, TensorType))
+
+
+def check_incore_tile_ops(program: Program) -> None:
+    for fn in program.functions.values():
+        if not fn.func_type.is_core:
+            continue
+        for c in calls_in(fn.body):
+            if _is_tensor_compute(c):
+                raise PassError(f"tensor op {c.op.name} is left in core function {fn.name!r}", c.span)
+
+
+register_property("IncoreTileOps", check_incore_tile_ops,
+                  "core functions compute on tiles (no tensor-level compute op is left)")

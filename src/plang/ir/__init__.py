@@ -18,3 +18,5 @@ from .types import (ArrayType, PtrType, ScalarType, ShapedType, TensorType, Tile
 from . import ops  # noqa: E402  (registers every op)
 from .printer import python_print  # noqa: E402
 from .equality import assert_structural_equal, structural_equal, structural_hash  # noqa: E402
+from .visitor import IRMutator, IRVisitor, substitute  # noqa: E402
+from .builder import IRBuilder  # noqa: E402

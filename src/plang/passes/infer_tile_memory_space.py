@@ -1,0 +1,233 @@
+"""InferTileMemorySpace: give every tile of a core function its on-chip buffer.
+
+A tile's space follows its producer: matmul-family results live in Acc; a load feeding a
+matmul goes to Mat, any other load to Vec; `tile.move` says where it goes; allocations
+go to Acc when they are a `matmul_acc` accumulator and to Vec otherwise; everything the
+vector unit computes is Vec; loop-carried tiles keep their init's space. Where a consumer
+needs another space (matmul operands in Left / Right, accumulators in Acc, vector operands
+in Vec) a `tile.move` is inserted once, right after the tile is defined.
+"""
+
+from __future__ import annotations
+
+from ..ir.enums import MemorySpace
+from ..ir.expr import Call, Expr, IterArg, Var
+from ..ir.function import Function, Program
+from ..ir.ops import make_call
+from ..ir.ops.registry import Op
+from ..ir.stmt import Assign, For, If, Stmt, While, Yield, flatten, seq
+from ..ir.types import TileType
+from .analysis.memory_effects import op_operands
+from .analysis.type_propagation import rebuild_call
+from .analysis.var_rewrite import VarRewriter
+from .analysis.var_uses import calls_in, walk_stmts
+from .diagnostics import PassError
+from .framework import FunctionPass, register_pass
+from .properties import register_property
+
+CUBE_OPERAND_SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right, "acc": MemorySpace.Acc,
+                      "bias": MemorySpace.Bias}
+ANY_SPACE_OPS = {"tile.store", "tile.move", "tile.read", "tile.write", "tile.tpush_to_aiv",
+                 "tile.tpush_to_aic", "tile.tfree_to_aic", "tile.tfree_to_aiv", "tile.aiv_shard",
+                 "tile.aic_gather"}
+ALLOCATING = ("tile.load", "tile.create", "tile.full")
+
+
+def required_space(op: Op, param: str) -> MemorySpace | None:
+    """The space operand `param` of `op` must be in (None: any)."""
+    if op.name in ANY_SPACE_OPS:
+        return None
+    if op.facts.unit == "cube":
+        return CUBE_OPERAND_SPACE.get(param)
+    if op.facts.unit == "vector":
+        return MemorySpace.Vec
+    return None
+
+
+def _is_tile(v: Expr) -> bool:
+    return isinstance(v, Var) and isinstance(v.type, TileType)
+
+
+class _Spaces:
+    """Pre-scan: the natural space of every tile Var and the spaces its consumers demand."""
+
+    def __init__(self, fn: Function) -> None:
+        self.demand: dict[Var, list[MemorySpace]] = {}
+        for c in calls_in(fn.body):
+            if not isinstance(c.op, Op):
+                continue
+            for name, e in op_operands(c):
+                space = required_space(c.op, name)
+                if space is not None and _is_tile(e) and space not in self.demand.setdefault(e, []):
+                    self.demand[e].append(space)
+        loops = [s for s in walk_stmts(fn.body) if isinstance(s, (For, While))]
+        for loop in reversed(loops):  # an accumulator carried by a loop starts in Acc
+            for a in loop.iter_args:
+                if MemorySpace.Acc in self.demand.get(a, ()) and isinstance(a.init, Var):
+                    self.demand.setdefault(a.init, []).append(MemorySpace.Acc)
+        self.natural: dict[Var, MemorySpace] = {}
+        for s in walk_stmts(fn.body):
+            if isinstance(s, Assign) and _is_tile(s.var):
+                self.natural[s.var] = self.produced(s.var, s.value)
+            elif isinstance(s, (For, While)):
+                for a, rv in zip(s.iter_args, s.return_vars):
+                    if _is_tile(a):
+                        self.natural[a] = self.natural[rv] = self.of(a.init)
+            elif isinstance(s, If):
+                y = flatten(s.then_body)[-1] if flatten(s.then_body) else None
+                if isinstance(y, Yield):
+                    for v, rv in zip(y.values, s.return_vars):
+                        if _is_tile(rv):
+                            self.natural[rv] = self.of(v)
+
+    def of(self, e: Expr) -> MemorySpace:
+        if isinstance(e, Var) and e in self.natural:
+            return self.natural[e]
+        t = e.type
+        return t.memory_space if isinstance(t, TileType) and t.memory_space else MemorySpace.Vec
+
+    def produced(self, v: Var, value: Expr) -> MemorySpace:
+        if v.type.memory_space is not None:
+            return v.type.memory_space
+        if not isinstance(value, Call) or not isinstance(value.op, Op):
+            return self.of(value)
+        op = value.op
+        explicit = value.kwargs.get("target_memory")
+        if isinstance(explicit, MemorySpace):
+            return explicit
+        if isinstance(value.type, TileType) and value.type.memory_space is not None:
+            return value.type.memory_space
+        demand = self.demand.get(v, [])
+        if op.facts.unit == "cube":
+            return MemorySpace.Acc
+        if op.name == "tile.load":
+            return MemorySpace.Mat if any(d in (MemorySpace.Left, MemorySpace.Right) for d in demand) \
+                else MemorySpace.Vec
+        if op.name in ("tile.create", "tile.full") and MemorySpace.Acc in demand:
+            return MemorySpace.Acc
+        return MemorySpace.Vec
+
+
+def _with_space(t: TileType, space: MemorySpace) -> TileType:
+    return TileType(t.shape, t.dtype, space, t.valid_shape)
+
+
+class _Rewrite(VarRewriter):
+    def __init__(self, spaces: _Spaces) -> None:
+        super().__init__()
+        self.spaces = spaces
+        self.moved: dict[tuple[Var, MemorySpace], Var] = {}
+
+    def moves_for(self, old: Var, new: Var) -> list[Stmt]:
+        """Moves of `new` (the rewritten `old`) into every other space its consumers need."""
+        out = []
+        natural = self.spaces.natural.get(old, MemorySpace.Vec)
+        for space in self.spaces.demand.get(old, []):
+            if space is natural or space is MemorySpace.Acc:
+                continue
+            call = make_call("tile.move", [new], {"target_memory": space}, new.span)
+            mv = Var(f"{old.name}_{space.value.lower()}", call.type, new.span)
+            self.moved[(old, space)] = mv
+            out.append(Assign(mv, call, new.span))
+        return out
+
+    def operand(self, op: Op, name: str, e: Expr) -> Expr:
+        space = required_space(op, name)
+        if space is not None and isinstance(e, Var) and (e, space) in self.moved:
+            return self.moved[(e, space)]
+        return self.expr(e)
+
+    def call(self, c: Call, var: Var | None) -> Call:
+        if not isinstance(c.op, Op):
+            return self.expr(c)
+        changes = {}
+        for name, e in op_operands(c):
+            new = self.operand(c.op, name, e)
+            if new is not e:
+                changes[name] = new
+        if var is not None and c.op.name in ALLOCATING and _is_tile(var) and "target_memory" not in c.kwargs:
+            changes["target_memory"] = self.spaces.natural[var]
+        return rebuild_call(c, **changes) if changes else c
+
+    def stmt_SeqStmts(self, s) -> Stmt:
+        out: list[Stmt] = []
+        for x in s.stmts:
+            out.extend(flatten(self.stmt(x)))
+        return seq(out, s.span)
+
+    def stmt_Assign(self, s: Assign) -> Stmt:
+        value = self.call(s.value, s.var) if isinstance(s.value, Call) else self.expr(s.value)
+        if not _is_tile(s.var):
+            var = self.bind(s.var)
+            return s if var is s.var and value is s.value else Assign(var, value, s.span)
+        t = _with_space(value.type if isinstance(value.type, TileType) else s.var.type,
+                        self.spaces.natural[s.var])
+        var = Var(s.var.name, t, s.var.span)
+        self.mapping[s.var] = var
+        return seq([Assign(var, value, s.span), *self.moves_for(s.var, var)], s.span)
+
+    def stmt_Eval(self, s) -> Stmt:
+        value = self.call(s.expr, None) if isinstance(s.expr, Call) else self.expr(s.expr)
+        return s if value is s.expr else s.replace(expr=value)
+
+    def bind_iter_arg(self, a: IterArg) -> IterArg:
+        if not _is_tile(a):
+            return super().bind_iter_arg(a)
+        init = self.expr(a.init)
+        new = IterArg(a.name, _with_space(a.type, self.spaces.natural[a]), init, a.span)
+        self.mapping[a] = new
+        return new
+
+    def bind(self, v: Var) -> Var:
+        if _is_tile(v) and v in self.spaces.natural and not self.fresh:
+            new = Var(v.name, _with_space(v.type, self.spaces.natural[v]), v.span)
+            self.mapping[v] = new
+            return new
+        return super().bind(v)
+
+    def stmt_For(self, s: For) -> Stmt:
+        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        iter_args = tuple(self.bind_iter_arg(a) for a in s.iter_args)
+        moves = [m for a, na in zip(s.iter_args, iter_args) if _is_tile(a) for m in self.moves_for(a, na)]
+        loop_var = self.bind(s.loop_var)
+        body = self.stmt(s.body)
+        if moves:
+            body = seq([*moves, *flatten(body)], s.body.span)
+        rvs = tuple(self.bind(v) for v in s.return_vars)
+        new = s.replace(loop_var=loop_var, start=start, stop=stop, step=step, iter_args=iter_args,
+                        body=body, return_vars=rvs)
+        after = [m for v, nv in zip(s.return_vars, rvs) if _is_tile(v) for m in self.moves_for(v, nv)]
+        return seq([new, *after], s.span) if after else new
+
+    def stmt_If(self, s: If) -> Stmt:
+        new = super().stmt_If(s)
+        after = [m for v, nv in zip(s.return_vars, new.return_vars) if _is_tile(v)
+                 for m in self.moves_for(v, nv)]
+        return seq([new, *after], s.span) if after else new
+
+
+@register_pass
+class InferTileMemorySpace(FunctionPass):
+    name = "InferTileMemorySpace"
+    required = frozenset({"IncoreTileOps"})
+    produced = frozenset({"TileMemoryInferred"})
+
+    def run_on_function(self, fn: Function, program: Program) -> Function:
+        if not fn.func_type.is_core:
+            return fn
+        spaces = _Spaces(fn)
+        if not spaces.natural:
+            return fn
+        return fn.replace(body=_Rewrite(spaces).stmt(fn.body))
+
+
+def check_tile_memory(program: Program) -> None:
+    for fn in program.functions.values():
+        if not fn.func_type.is_core:
+            continue
+        for s in walk_stmts(fn.body):
+            if isinstance(s, Assign) and _is_tile(s.var) and s.var.type.memory_space is None:
+                raise PassError(f"tile {s.var.name!r} in {fn.name!r} has no memory space", s.span)
+
+
+register_property("TileMemoryInferred", check_tile_memory, "every tile in a core function has a memory space")

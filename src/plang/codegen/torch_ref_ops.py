@@ -1,0 +1,195 @@
+"""Op name -> torch emitter for the reference codegen.
+
+Each emitter receives an `OpArgs` (the call's bound arguments rendered as Python source)
+and returns one Python expression. The tensor and tile families share emitters: a tile is
+a torch tensor of its full shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..ir.enums import AtomicType, PadValue
+from ..ir.expr import Call
+from ..ir.types import TileType
+
+
+class OpArgs:
+    """The arguments of one op call, bound to parameter names and rendered as source."""
+
+    def __init__(self, call: Call, render: Callable[[Any], str], site: str) -> None:
+        self.call, self.render, self.site = call, render, site
+        self.values: dict[str, Any] = {}
+        args = iter(call.args)
+        for p in call.op.params:
+            if p.is_expr and p.required:
+                self.values[p.name] = next(args)
+            else:
+                self.values[p.name] = call.kwargs.get(p.name, None if p.required else p.default)
+
+    def __getitem__(self, name: str) -> str:
+        """The argument as Python source."""
+        return self.render(self.values[name])
+
+    def raw(self, name: str) -> Any:
+        return self.values[name]
+
+    def valid(self, name: str) -> str:
+        """The valid extent of a tile operand (its shape for tensors) as a tuple source."""
+        t = self.values[name].type
+        dims = t.effective_valid_shape if isinstance(t, TileType) else t.shape
+        return self.render_dims(dims)
+
+    def render_dims(self, dims) -> str:
+        items = [self.render(d) for d in dims]
+        return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+
+    @property
+    def dtype(self) -> str:
+        return torch_dtype(self.call.type.dtype)
+
+
+def torch_dtype(d) -> str:
+    return "torch." + str(d.to_torch()).split(".")[-1]
+
+
+Emitter = Callable[[OpArgs], str]
+TABLE: dict[str, Emitter] = {}
+
+
+def both(short: str, fn: Emitter) -> None:
+    for ns in ("tensor", "tile"):
+        TABLE[f"{ns}.{short}"] = fn
+
+
+def _binary(name: str) -> Emitter:
+    return lambda a: f"rt.binary({name!r}, {a['lhs']}, {a['rhs']})"
+
+
+def _torch_fn(fn: str, operand: str = "input") -> Emitter:
+    return lambda a: f"{fn}({a[operand]})"
+
+
+def _reduce(op: str, dim: int) -> Emitter:
+    def emit(a: OpArgs) -> str:
+        valid = a.valid("input") if isinstance(a.raw("input").type, TileType) else "None"
+        return f"rt.reduce({a['input']}, {op!r}, {dim}, {valid})"
+
+    return emit
+
+
+def _pad(v: Any) -> str:
+    sugar = {0: "zero", float("inf"): "max", float("-inf"): "min"}
+    return repr(v.value if isinstance(v, PadValue) else sugar[v]) if v is not None else "None"
+
+
+def _register() -> None:
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum", "fmod"):
+        both(op, _binary(op))
+    for op, base in (("adds", "add"), ("subs", "sub"), ("muls", "mul"), ("divs", "div"),
+                     ("maximums", "maximum"), ("minimums", "minimum"), ("fmods", "fmod")):
+        both(op, _binary(base))
+    for op, fn in (("and_", "bitwise_and"), ("or_", "bitwise_or"), ("xor", "bitwise_xor"),
+                   ("shl", "bitwise_left_shift"), ("shr", "bitwise_right_shift")):
+        both(op, lambda a, fn=fn: f"torch.{fn}({a['lhs']}, {a['rhs']})")
+        both(op.rstrip("_") + "s", lambda a, fn=fn: f"torch.{fn}({a['lhs']}, {a['rhs']})")
+    for op, fn in (("exp", "torch.exp"), ("log", "torch.log"), ("sqrt", "torch.sqrt"),
+                   ("rsqrt", "torch.rsqrt"), ("recip", "rt.recip"), ("sin", "torch.sin"),
+                   ("cos", "torch.cos"), ("neg", "torch.neg"), ("abs", "torch.abs"),
+                   ("not_", "torch.bitwise_not")):
+        both(op, _torch_fn(fn))
+    TABLE["tensor.relu"] = _torch_fn("torch.relu")
+    TABLE["tile.relu"] = _torch_fn("torch.relu", "tile")
+    TABLE["tile.lrelu"] = lambda a: f"rt.lrelu({a['tile']}, {a['slope']})"
+    both("cmp", lambda a: f"rt.cmp({a['lhs']}, {a['rhs']}, {a.raw('cmp_type')!r})")
+    both("cmps", lambda a: f"rt.cmp({a['lhs']}, {a['rhs']}, {a.raw('cmp_type')!r})")
+    TABLE["tile.sel"] = lambda a: f"torch.where({a['mask']} != 0, {a['lhs']}, {a['rhs']})"
+    TABLE["tile.sels"] = lambda a: (f"torch.where({a['mask']} != 0, {a['src']}, "
+                                    f"torch.tensor({a['scalar']}, dtype={a.dtype}))")
+    both("cast", lambda a: f"rt.cast({a['input']}, {a.dtype}, {a.raw('mode')!r}, "
+                           f"{a.raw('saturation_mode')!r})")
+    both("expands", lambda a: f"torch.full_like({a['target']}, {a['scalar']})")
+
+    for op in ("sum", "max", "min", "prod"):
+        both(f"row_{op}", _reduce(op, -1))
+        both(f"col_{op}", _reduce(op, -2))
+    for op in ("argmax", "argmin"):
+        both(f"row_{op}", _reduce(op, -1))
+        both(f"col_{op}", _reduce(op, -2))
+    for direction in ("row", "col"):
+        for op in ("add", "sub", "mul", "div", "max", "min", "expdif"):
+            both(f"{direction}_expand_{op}", lambda a, op=op: f"rt.expand({op!r}, {a['lhs']}, {a['rhs']})")
+        both(f"{direction}_expand", lambda a: f"rt.expand('expand', {a['lhs']}, {a['rhs']})")
+
+    def mm(a: OpArgs) -> str:
+        out = a.dtype if a.raw("out_dtype") is not None else "None"
+        return (f"rt.matmul({a['lhs']}, {a['rhs']}, {out}, {bool(a.raw('a_trans'))}, "
+                f"{bool(a.raw('b_trans'))})")
+
+    def mm_acc(a: OpArgs) -> str:
+        flags = f"{bool(a.values.get('a_trans'))}, {bool(a.values.get('b_trans'))}"
+        cond = a["init_cond"] if a.raw("init_cond") is not None else "None"
+        return f"rt.matmul_acc({a['acc']}, {a['lhs']}, {a['rhs']}, {flags}, {cond})"
+
+    both("matmul", mm)
+    both("matmul_acc", mm_acc)
+    TABLE["tile.gemv"] = lambda a: f"rt.matmul({a['lhs']}, {a['rhs']})"
+    TABLE["tile.gemv_acc"] = mm_acc
+    TABLE["tile.matmul_bias"] = lambda a: f"rt.matmul_bias({a['lhs']}, {a['rhs']}, {a['bias']})"
+    TABLE["tile.gemv_bias"] = TABLE["tile.matmul_bias"]
+
+    both("reshape", lambda a: f"{a['input']}.reshape({a['shape']})")
+    both("transpose", lambda a: f"{a['input']}.transpose({a.raw('axis1')}, {a.raw('axis2')})")
+
+    def slice_(a: OpArgs) -> str:
+        valid = a["valid_shape"] if a.raw("valid_shape") is not None else "None"
+        return (f"rt.slice_({a['input']}, {a['shape']}, {a['offset']}, {valid}, "
+                f"{tuple(a.raw('drop_dims') or ())!r}, {_pad(a.raw('pad_value'))}, {bool(a.raw('clamp'))})")
+
+    both("slice", slice_)
+    both("assemble", lambda a: f"rt.assemble({a['target']}, {a['source']}, {a['offset']}, "
+                               f"{a.raw('atomic') is AtomicType.Add})")
+    both("concat", lambda a: f"torch.cat([{a['src0']}, {a['src1']}], dim=-1)")
+    TABLE["tile.fillpad"] = lambda a: (f"rt.fillpad({a['value']}, {a.valid('value')}, "
+                                       f"{_pad(a.raw('pad_value'))})")
+
+    def create(a: OpArgs) -> str:
+        return f"torch.zeros({a['shape']}, dtype={a.dtype})"
+
+    def full(a: OpArgs) -> str:
+        return f"torch.full({a['shape']}, {a['value']}, dtype={a.dtype})"
+
+    TABLE["tensor.create"] = TABLE["tile.create"] = create
+    TABLE["tensor.full"] = TABLE["tile.full"] = full
+    TABLE["tile.load"] = lambda a: (f"rt.load({a['tensor']}, {a['offsets']}, {a['shapes']}, "
+                                    f"{a['valid_shape'] if a.raw('valid_shape') is not None else 'None'}, "
+                                    f"{bool(a.raw('clamp'))})")
+
+    def store(a: OpArgs) -> str:
+        extent = a["shapes"] if a.raw("shapes") is not None else a.valid("tile")
+        return (f"rt.store({a['tile']}, {a['offsets']}, {a['output_tensor']}, {extent}, "
+                f"{a.raw('atomic') is AtomicType.Add})")
+
+    TABLE["tile.store"] = store
+    TABLE["tile.move"] = lambda a: f"{a['tile']}.clone()"
+    both("read", lambda a: f"rt.read({a['src']}, {a['offset']})")
+    both("write", lambda a: f"rt.write({a['dst']}, {a['offset']}, {a['value']})")
+    TABLE["tensor.dim"] = lambda a: f"{a['tensor']}.shape[{a.raw('axis')}]"
+    for q, attr in (("get_block_idx", "block_idx"), ("get_block_num", "block_num"),
+                    ("get_subblock_idx", "subblock_idx")):
+        both(q, lambda a, attr=attr: f"_ctx.{attr}")
+
+    TABLE["tile.tpush_to_aiv"] = lambda a: f"_pipes.push_to_aiv({a['tile']}, {a.raw('split')}, {a.raw('id')})"
+    TABLE["tile.tpush_to_aic"] = lambda a: f"_pipes.push_to_aic({a['tile']}, {a.raw('split')}, {a.raw('id')})"
+    TABLE["tile.tpop_from_aic"] = lambda a: f"_pipes.pop_from_aic({a.raw('id')})"
+    TABLE["tile.tpop_from_aiv"] = lambda a: f"_pipes.pop_from_aiv({a.raw('id')})"
+    TABLE["tile.tfree_to_aic"] = TABLE["tile.tfree_to_aiv"] = lambda a: "None"
+    both("aiv_shard", lambda a: f"rt.halve({a['x']}, {a.raw('mode').name!r}, _ctx.subblock_idx)")
+    both("aic_gather", lambda a: f"_pipes.gather({a.site!r}, {a['x']})")
+    for sync in ("sync_set", "sync_wait", "syncall"):  # blocks run one after another here
+        TABLE[f"system.{sync}"] = lambda a: "None"
+    TABLE["system.available_cluster_count"] = lambda a: "rt.DEVICE.clusters"
+    TABLE["system.available_aiv_count"] = lambda a: "rt.DEVICE.clusters * rt.DEVICE.aiv_per_cluster"
+
+
+_register()

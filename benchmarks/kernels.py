@@ -1,0 +1,209 @@
+"""Single-threaded kernel benchmark: plang (MLIR → native) vs numpy vs torch.
+
+Each plang kernel is built from tile code the way a user writes it (loads, tile ops,
+stores in a loop over row blocks), compiled with `plang.codegen.kernel.compile_kernel`.
+Run: `OPENBLAS_NUM_THREADS=1 python benchmarks/kernels.py` (also sets torch to one thread).
+Prints: workload, plang, numpy, torch, ratio to the better peer, and compile latencies.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from plang.codegen.kernel import compile_kernel  # noqa: E402
+from plang.dtypes import BF16, FP16, FP32, DataType  # noqa: E402
+from plang.ir import FunctionType, ParamDirection, TensorType  # noqa: E402
+from plang.ir.builder import IRBuilder  # noqa: E402
+from plang.ir.ops import make_call  # noqa: E402
+
+torch.set_num_threads(1)
+OUT = ParamDirection.Out
+
+
+def elementwise_fn(name: str, op: str, n_in: int, m: int, n: int, rows: int):
+    """for i in range(0, m, rows): out[i:i+rows] = op(x[i:i+rows], ...)."""
+    b = IRBuilder()
+    with b.function(name, type=FunctionType.InCore) as f:
+        ins = [f.param(f"x{k}", TensorType([m, n], FP32)) for k in range(n_in)]
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        with b.for_range("i", 0, m, rows) as loop:
+            i = loop.var
+            tiles = [b.let(f"t{k}", make_call("tile.load", [x, [i, 0], [rows, n]]))
+                     for k, x in enumerate(ins)]
+            r = b.let("r", make_call(op, tiles))
+            b.eval(make_call("tile.store", [r, [i, 0], out]))
+    return f.function
+
+
+def softmax_fn(m: int, n: int, rows: int):
+    """Row softmax written with tile ops: max, subtract, exp, sum, divide."""
+    b = IRBuilder()
+    with b.function("softmax", type=FunctionType.InCore) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        with b.for_range("i", 0, m, rows) as loop:
+            i = loop.var
+            t = b.let("t", make_call("tile.load", [x, [i, 0], [rows, n]]))
+            tmp = b.let("tmp", make_call("tile.load", [x, [i, 0], [rows, n]]))
+            mx = b.let("mx", make_call("tile.row_max", [t, tmp]))
+            e = b.let("e", make_call("tile.row_expand_expdif", [t, mx]))
+            s = b.let("s", make_call("tile.row_sum", [e, tmp]))
+            r = b.let("r", make_call("tile.row_expand_div", [e, s]))
+            b.eval(make_call("tile.store", [r, [i, 0], out]))
+    return f.function
+
+
+def matmul_fn(dtype: DataType, m: int, n: int, k: int, tm: int, tn: int, tk: int):
+    """C[m, n] = A[m, k] @ B[k, n] with an fp32 accumulator tile carried through k."""
+    b = IRBuilder()
+    with b.function(f"matmul_{dtype.name.lower()}", type=FunctionType.InCore) as f:
+        a = f.param("a", TensorType([m, k], dtype))
+        bb = f.param("b", TensorType([k, n], dtype))
+        c = f.param("c", TensorType([m, n], FP32), OUT)
+        with b.for_range("i", 0, m, tm) as li:
+            with b.for_range("j", 0, n, tn) as lj:
+                at = b.let("a0", make_call("tile.load", [a, [li.var, 0], [tm, tk]]))
+                bt = b.let("b0", make_call("tile.load", [bb, [0, lj.var], [tk, tn]]))
+                acc0 = b.let("acc0", make_call("tile.matmul", [at, bt]))
+                with b.for_range("kk", tk, k, tk, iter_args=[("acc", acc0)]) as lk:
+                    at = b.let("a1", make_call("tile.load", [a, [li.var, lk.var], [tm, tk]]))
+                    bt = b.let("b1", make_call("tile.load", [bb, [lk.var, lj.var], [tk, tn]]))
+                    b.yield_(make_call("tile.matmul_acc", [lk.iter_args[0], at, bt]))
+                b.eval(make_call("tile.store", [lk.return_vars[0], [li.var, lj.var], c]))
+    return f.function
+
+
+def timeit(fn, reps: int = 7) -> float:
+    fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def compile_timed(function):
+    t = time.perf_counter()
+    k = compile_kernel(function)
+    return k, time.perf_counter() - t
+
+
+ROWS: list[tuple] = []
+
+
+def report(name: str, unit: str, work: float, plang_s: float, numpy_s: float | None,
+           torch_s: float | None, target: str) -> None:
+    vals = [None if s is None else work / s / 1e9 for s in (plang_s, numpy_s, torch_s)]
+    peers = [v for v in vals[1:] if v is not None]
+    ratio = vals[0] / max(peers)
+    ROWS.append((name, unit, *vals, ratio, target))
+
+
+def bench_elementwise() -> None:
+    m = n = 4096
+    x, y = torch.randn(m, n), torch.randn(m, n)
+    out = torch.empty(m, n)
+    xn, yn, on = x.numpy(), y.numpy(), out.numpy()
+    k, _ = compile_timed(elementwise_fn("add", "tile.add", 2, m, n, 8))
+    k(x, y, out)
+    assert torch.equal(out, x + y)
+    nbytes = 3 * m * n * 4
+    report("add 4096x4096 fp32", "GB/s", nbytes, timeit(lambda: k(x, y, out)),
+           timeit(lambda: np.add(xn, yn, out=on)), timeit(lambda: torch.add(x, y, out=out)), ">= 0.9")
+    k, _ = compile_timed(elementwise_fn("exp", "tile.exp", 1, m, n, 8))
+    k(x, out)
+    torch.testing.assert_close(out, torch.exp(x), rtol=1e-6, atol=0)
+    nbytes = 2 * m * n * 4
+    report("exp 4096x4096 fp32", "GB/s", nbytes, timeit(lambda: k(x, out)),
+           timeit(lambda: np.exp(xn, out=on)), timeit(lambda: torch.exp(x, out=out)), ">= 1.3")
+
+
+def bench_softmax() -> float:
+    m, n = 4096, 1024
+    x = torch.randn(m, n)
+    out = torch.empty(m, n)
+    xn = x.numpy()
+    fn = softmax_fn(m, n, 8)
+    k, _ = compile_timed(fn)
+    k(x, out)
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
+
+    def np_softmax():
+        e = np.exp(xn - xn.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    nbytes = 2 * m * n * 4
+    report("softmax 4096x1024 fp32", "GB/s", nbytes, timeit(lambda: k(x, out)), timeit(np_softmax),
+           timeit(lambda: torch.softmax(x, -1)), ">= 1.5")
+    return fn
+
+
+def bench_matmul() -> None:
+    m = n = kk = 1024
+    for dtype, target in ((FP32, ">= 0.9"), (BF16, ">= 0.9"), (FP16, ">= 50 (torch)")):
+        td = dtype.to_torch()
+        a, b = torch.randn(m, kk).to(td), torch.randn(kk, n).to(td)
+        c = torch.empty(m, n)
+        k, _ = compile_timed(matmul_fn(dtype, m, n, kk, 64, 256, 256))
+        k(a, b, c)
+        torch.testing.assert_close(c, a.float() @ b.float(), rtol=2e-3, atol=2e-3)
+        flops = 2.0 * m * n * kk
+        np_s = None
+        if dtype is FP32:
+            an, bn = a.numpy(), b.numpy()
+            np_s = timeit(lambda: an @ bn)
+        torch_s = timeit(lambda: torch.matmul(a, b), reps=1 if dtype is FP16 else 5)
+        report(f"matmul 1024^3 {dtype.name} in, fp32 acc", "GFLOP/s", flops,
+               timeit(lambda: k(a, b, c)), np_s, torch_s, target)
+
+
+def bench_compile_and_load(fn) -> None:
+    times = []
+    for _ in range(5):
+        kern, dt = compile_timed(fn)
+        times.append(dt)
+    compile_s = statistics.median(times)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "softmax.so")
+        kern.save(path)
+        code = ("import time,sys; t=time.perf_counter(); "
+                "from plang.codegen.kernel import load_kernel; import plang.codegen.kernel.kernel as K; "
+                "t=time.perf_counter(); k=load_kernel(sys.argv[1]); print(time.perf_counter()-t)")
+        load_s = statistics.median(float(subprocess.check_output([sys.executable, "-c", code, path]))
+                                   for _ in range(3))
+    print(f"\ncompile softmax kernel (build + lower + JIT): {compile_s * 1e3:.1f} ms median "
+          "(target < 100 ms)")
+    print(f"load persisted kernel in a new process: {load_s * 1e3:.2f} ms "
+          f"= {100 * load_s / compile_s:.1f}% of compile (target < 5%)")
+
+
+def _cell(v: float | None) -> str:
+    return f"{v:8.1f}" if v is not None else f"{'-':>8}"
+
+
+def main() -> None:
+    bench_elementwise()
+    fn = bench_softmax()
+    if "--no-matmul" not in sys.argv:
+        bench_matmul()
+    print(f"{'workload':36} {'unit':8} {'plang':>8} {'numpy':>8} {'torch':>8} {'ratio':>7}  target")
+    for name, unit, p, nmp, tch, ratio, target in ROWS:
+        print(f"{name:36} {unit:8} {_cell(p)} {_cell(nmp)} {_cell(tch)} {ratio:7.2f}  {target}")
+    bench_compile_and_load(fn)
+
+
+if __name__ == "__main__":
+    main()

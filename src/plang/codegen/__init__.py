@@ -1,0 +1,1 @@
+"""Code generation: kernels (IR → MLIR → native) and reference / orchestration code."""

@@ -1,0 +1,12 @@
+"""Kernel codegen: core functions (InCore / AIC / AIV) → MLIR → native code.
+
+`compile_kernel(function, device) -> Kernel`, `load_kernel(path) -> Kernel`; the kernel ABI
+the runtime calls is in `abi.py`; `mlir.py` is the only module touching the MLIR bindings.
+"""
+
+from .abi import LaunchContext, PipeApi, Signature
+from .kernel import Kernel, compile_external, compile_kernel, load_kernel
+from .mlir import KernelCompileError
+
+__all__ = ["Kernel", "KernelCompileError", "LaunchContext", "PipeApi", "Signature",
+           "compile_external", "compile_kernel", "load_kernel"]

@@ -1,0 +1,228 @@
+"""The kernel ABI: how the runtime (its only caller) passes arguments to a compiled kernel.
+
+Every kernel, generated or external, exports one packed entry point
+`void _mlir__mlir_ciface_<name>(void **args)`. `args[i]` points to the i-th argument slot:
+
+* **DDR tensor** parameter (any rank r): the slot holds a pointer to a strided memref
+  descriptor `{void *allocated; void *aligned; int64 offset; int64 sizes[r]; int64 strides[r]}`
+  (offset and strides in elements). `allocated`/`aligned` are the start of the tensor's
+  storage and `offset` is its storage offset, so torch views and slices are passed zero-copy.
+  Dynamic dims of a tensor are read from `sizes` (no separate argument).
+* **scalar** parameter: the slot holds the value itself (int64 for integers / INDEX, float
+  for FP32, double for FP64, uint8 for BOOL).
+* **launch context** (always last): the slot holds a `LaunchContext *`:
+  `{int64 block_idx, block_num, subblock_idx, subblock_num; void *pipes; const PipeApi *pipe_api}`.
+
+`PipeApi` is the C ABI of the runtime's cross-core pipes (bounded ring buffers); kernels call
+its function pointers for `tpush_*` / `tpop_*` / `tfree_*`:
+
+    void push(void *pipes, int64 pipe_id, int64 direction, int64 split,
+              const void *tile, int64 rows, int64 cols, int64 elem_bytes);
+    void pop (void *pipes, int64 pipe_id, int64 direction, int64 split, int64 lane,
+              void *dst, int64 rows, int64 cols, int64 elem_bytes);
+    void free(void *pipes, int64 pipe_id, int64 direction, int64 lane);
+
+`direction` is `TO_AIV` (0) or `TO_AIC` (1); `split` is the pto split code (0 whole tile,
+1 up-down, 2 left-right); `push` copies the row-major tile out (blocking while the ring is
+full), `pop` blocks until a slot holds data and copies it into `dst` (for a split pop, the
+lane's half), `free` releases the oldest popped slot of that lane.
+
+`ArgPacker` precomputes the ctypes structures of one signature; `pack` fills them from torch
+tensors / ints / floats and returns the `void*[]` to hand to the entry point.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ...dtypes import DataType
+
+TO_AIV = 0
+TO_AIC = 1
+
+_i64 = ctypes.c_int64
+_vp = ctypes.c_void_p
+
+PUSH_FN = ctypes.CFUNCTYPE(None, _vp, _i64, _i64, _i64, _vp, _i64, _i64, _i64)
+POP_FN = ctypes.CFUNCTYPE(None, _vp, _i64, _i64, _i64, _i64, _vp, _i64, _i64, _i64)
+FREE_FN = ctypes.CFUNCTYPE(None, _vp, _i64, _i64, _i64)
+
+
+class PipeApi(ctypes.Structure):
+    """Function pointers the runtime provides for pipe ops (see module docstring)."""
+
+    _fields_ = [("push", PUSH_FN), ("pop", POP_FN), ("free", FREE_FN)]
+
+
+class LaunchContext(ctypes.Structure):
+    """Per-launch values a kernel reads: block / sub-block indices and the pipe handles."""
+
+    _fields_ = [("block_idx", _i64), ("block_num", _i64), ("subblock_idx", _i64),
+                ("subblock_num", _i64), ("pipes", _vp), ("pipe_api", ctypes.POINTER(PipeApi))]
+
+
+CONTEXT_FIELDS = tuple(name for name, _ in LaunchContext._fields_)
+"""Field order of `LaunchContext`: codegen reads field i at byte offset 8 * i."""
+
+PIPE_API_FIELDS = tuple(name for name, _ in PipeApi._fields_)
+
+C_HEADER = """\
+/* plang kernel ABI (see plang.codegen.kernel.abi). */
+#include <stdint.h>
+typedef struct { void *allocated; void *aligned; int64_t offset; int64_t sizes_strides[]; }
+    plang_memref;  /* sizes[r] then strides[r] */
+#define PLANG_SIZE(m, rank, i) ((m)->sizes_strides[(i)])
+#define PLANG_STRIDE(m, rank, i) ((m)->sizes_strides[(rank) + (i)])
+#define PLANG_DATA(type, m) (((type *)(m)->aligned) + (m)->offset)
+typedef struct {
+  void (*push)(void *, int64_t, int64_t, int64_t, const void *, int64_t, int64_t, int64_t);
+  void (*pop)(void *, int64_t, int64_t, int64_t, int64_t, void *, int64_t, int64_t, int64_t);
+  void (*free)(void *, int64_t, int64_t, int64_t);
+} plang_pipe_api;
+typedef struct {
+  int64_t block_idx, block_num, subblock_idx, subblock_num;
+  void *pipes; const plang_pipe_api *pipe_api;
+} plang_launch_context;
+/* args[i]: tensor -> (plang_memref **), scalar -> (value *), last -> (plang_launch_context **) */
+#define PLANG_TENSOR_ARG(args, i) (*(plang_memref **)(args)[i])
+#define PLANG_SCALAR_ARG(type, args, i) (*(type *)(args)[i])
+#define PLANG_CONTEXT_ARG(args, n) (*(plang_launch_context **)(args)[n])
+"""
+
+
+_DESCRIPTORS: dict[int, type[ctypes.Structure]] = {}
+
+
+def memref_descriptor(rank: int) -> type[ctypes.Structure]:
+    """The ctypes struct of a rank-`rank` strided memref descriptor."""
+    cls = _DESCRIPTORS.get(rank)
+    if cls is None:
+        fields = [("allocated", _vp), ("aligned", _vp), ("offset", _i64)]
+        if rank:
+            fields += [("sizes", _i64 * rank), ("strides", _i64 * rank)]
+        cls = type(f"MemRefDescriptor{rank}", (ctypes.Structure,), {"_fields_": fields})
+        _DESCRIPTORS[rank] = cls
+    return cls
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A DDR tensor parameter."""
+
+    name: str
+    rank: int
+    dtype: DataType
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A scalar parameter."""
+
+    name: str
+    dtype: DataType
+
+
+def scalar_ctype(dtype: DataType) -> type:
+    """The C type a scalar of `dtype` is passed as."""
+    if dtype.is_bool:
+        return ctypes.c_uint8
+    if dtype.is_float:
+        if dtype.bits == 64:
+            return ctypes.c_double
+        if dtype.bits == 32:
+            return ctypes.c_float
+        raise TypeError(f"scalar kernel parameters of dtype {dtype.name} are not supported")
+    return ctypes.c_int64
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The parameter list of a kernel, in order (the launch context is implicit, last)."""
+
+    args: tuple[TensorArg | ScalarArg, ...]
+
+    def describe(self) -> str:
+        parts = [f"{a.name}: Tensor[rank {a.rank}, {a.dtype.name}]" if isinstance(a, TensorArg)
+                 else f"{a.name}: Scalar[{a.dtype.name}]" for a in self.args]
+        return "(" + ", ".join(parts + ["ctx: LaunchContext*"]) + ")"
+
+
+class ArgPacker:
+    """Reusable ctypes storage for one signature; use one per thread (`thread_packer`)."""
+
+    def __init__(self, signature: Signature) -> None:
+        self.signature = signature
+        n = len(signature.args)
+        self.array = (_vp * (n + 1))()
+        self._slots: list[Any] = []
+        self._fills = []
+        for i, a in enumerate(signature.args):
+            if isinstance(a, TensorArg):
+                desc = memref_descriptor(a.rank)()
+                ptr = ctypes.pointer(desc)
+                self._slots.append((desc, ptr))
+                self.array[i] = ctypes.addressof(ptr)
+                self._fills.append(self._tensor_filler(a, desc))
+            else:
+                cell = scalar_ctype(a.dtype)()
+                self._slots.append(cell)
+                self.array[i] = ctypes.addressof(cell)
+                self._fills.append(self._scalar_filler(a, cell))
+        self._ctx_ptr = ctypes.c_void_p()
+        self.array[n] = ctypes.addressof(self._ctx_ptr)
+
+    @staticmethod
+    def _tensor_filler(a: TensorArg, desc: ctypes.Structure):
+        rank, name = a.rank, a.name
+        itemsize = a.dtype.itemsize
+        expected = a.dtype.to_torch()
+
+        def fill(t) -> None:
+            if t.dtype != expected or t.dim() != rank:
+                raise TypeError(f"kernel argument {name!r} expects a rank-{rank} {expected} tensor, "
+                                f"got {tuple(t.shape)} {t.dtype}")
+            off = t.storage_offset()
+            base = t.data_ptr() - off * itemsize
+            desc.allocated = desc.aligned = base
+            desc.offset = off
+            if rank:
+                desc.sizes[:] = t.shape
+                desc.strides[:] = t.stride()
+        return fill
+
+    @staticmethod
+    def _scalar_filler(a: ScalarArg, cell):
+        name = a.name
+        conv = float if a.dtype.is_float else int
+
+        def fill(v) -> None:
+            try:
+                cell.value = conv(v)
+            except (TypeError, ValueError):
+                raise TypeError(f"kernel argument {name!r} expects a {a.dtype.name} scalar, "
+                                f"got {v!r}") from None
+        return fill
+
+    def pack(self, values: Sequence[Any], ctx: LaunchContext) -> ctypes.Array:
+        if len(values) != len(self._fills):
+            raise TypeError(f"kernel expects {len(self._fills)} arguments {self.signature.describe()}, "
+                            f"got {len(values)}")
+        for fill, v in zip(self._fills, values):
+            fill(v)
+        self._ctx_ptr.value = ctypes.addressof(ctx)
+        return self.array
+
+
+class ThreadPackers(threading.local):
+    """One `ArgPacker` per thread, so concurrent launches of one kernel do not race."""
+
+    def __init__(self) -> None:
+        self.packer: ArgPacker | None = None
+
+
+def single_block_context() -> LaunchContext:
+    """A context for a one-block launch without pipes."""
+    return LaunchContext(0, 1, 0, 1, None, None)

@@ -1,0 +1,172 @@
+"""`KernelBuilder`: a thin layer over the MLIR builders that lowering code shares.
+
+It owns the module and the kernel function, maps plang dtypes to MLIR types, creates
+constants and loops, and allocates tile buffers once at function entry (64-byte aligned
+stack buffers: never inside a loop, where `memref.alloca` would grow the stack every trip).
+
+A tile lives in a `TileBuf`: a flat buffer of `rows * pitch` elements whose row pitch is
+the column count rounded up to the tile's vector width, so elementwise work streams whole
+vectors with no tails; the padding columns hold don't-care values.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from ...dtypes import (
+    BF16,
+    BOOL,
+    FP16,
+    FP32,
+    INDEX,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    DataType,
+)
+from .mlir import arith, func, ir, memref, scf
+
+ALIGN = 64
+VECTOR_BYTES = 256
+"""Bytes of one logical vector chunk in elementwise loops (4 zmm registers of f32)."""
+
+
+def mlir_type(dtype: DataType) -> ir.Type:
+    """Storage type of `dtype` (signless integers; BOOL is one byte holding 0 or 1)."""
+    if dtype is FP32:
+        return ir.F32Type.get()
+    if dtype is FP16:
+        return ir.F16Type.get()
+    if dtype is BF16:
+        return ir.BF16Type.get()
+    if dtype is INDEX:
+        return ir.IndexType.get()
+    if dtype.is_int or dtype is BOOL:
+        return ir.IntegerType.get_signless(dtype.bits)
+    raise TypeError(f"dtype {dtype.name} has no kernel storage type")
+
+
+SUPPORTED_DTYPES = (FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, BOOL)
+
+
+def compute_dtype(dtype: DataType) -> DataType:
+    """The dtype arithmetic runs in: half floats compute in FP32 and round per op."""
+    return FP32 if dtype in (FP16, BF16) else dtype
+
+
+def vector_width(dtype: DataType, cols: int) -> int:
+    """Lanes per chunk for a tile of `cols` columns: VECTOR_BYTES worth of the compute type,
+    shrunk to the next power of two >= cols for narrow tiles."""
+    lanes = VECTOR_BYTES // max(1, compute_dtype(dtype).itemsize)
+    lanes = min(lanes, 64)
+    w = 1
+    while w < cols and w < lanes:
+        w *= 2
+    return w
+
+
+@dataclass
+class TileBuf:
+    """A tile's storage: `buf` is `memref<rows*pitch x T>`; `valid` = (rows, cols) as index
+    Values holding the valid region."""
+
+    buf: ir.Value
+    dtype: DataType
+    rows: int
+    cols: int
+    pitch: int
+    width: int
+    valid: tuple[ir.Value, ir.Value]
+
+    @property
+    def size(self) -> int:
+        return self.rows * self.pitch
+
+
+class KernelBuilder:
+    """Builds one kernel function inside a fresh module (call under the MLIR context)."""
+
+    def __init__(self, name: str, arg_types: Sequence[ir.Type]) -> None:
+        self.name = name
+        self.module = ir.Module.create()
+        self.index = ir.IndexType.get()
+        with ir.InsertionPoint(self.module.body):
+            self.func = func.FuncOp(name, ir.FunctionType.get(list(arg_types), []))
+        self.func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        self.entry = self.func.add_entry_block()
+        self.args = list(self.entry.arguments)
+        self._buffers = 0
+
+    # -- constants ----------------------------------------------------------------------
+    def idx(self, value: int) -> ir.Value:
+        return arith.constant(self.index, value)
+
+    def const(self, dtype: DataType, value) -> ir.Value:
+        t = mlir_type(dtype)
+        if dtype.is_float:
+            return arith.constant(t, float(value))
+        if dtype is BOOL:
+            return arith.constant(t, int(bool(value)))
+        return arith.constant(t, _wrap_int(int(value), dtype.bits))
+
+    def const_of(self, t: ir.Type, value) -> ir.Value:
+        """A constant of MLIR scalar type `t` (float or integer)."""
+        if isinstance(t, ir.IntegerType):
+            return arith.constant(t, _wrap_int(int(value), t.width))
+        return arith.constant(t, float(value))
+
+    # -- buffers ------------------------------------------------------------------------
+    def alloc_tile(self, dtype: DataType, rows: int, cols: int,
+                   valid: tuple[ir.Value, ir.Value] | None = None) -> TileBuf:
+        """A tile buffer allocated at function entry."""
+        width = vector_width(dtype, cols)
+        pitch = -(-cols // width) * width
+        t = ir.MemRefType.get([rows * pitch], mlir_type(dtype))
+        with ir.InsertionPoint.at_block_begin(self.entry):
+            buf = memref.alloca(t, [], [], alignment=ALIGN)
+        self._buffers += 1
+        if valid is None:
+            valid = (self.idx(rows), self.idx(cols))
+        return TileBuf(buf, dtype, rows, cols, pitch, width, valid)
+
+    def alloc_scratch(self, elem: ir.Type, count: int) -> ir.Value:
+        t = ir.MemRefType.get([count], elem)
+        with ir.InsertionPoint.at_block_begin(self.entry):
+            return memref.alloca(t, [], [], alignment=ALIGN)
+
+    def with_valid(self, tile: TileBuf, valid: tuple[ir.Value, ir.Value]) -> TileBuf:
+        return TileBuf(tile.buf, tile.dtype, tile.rows, tile.cols, tile.pitch, tile.width, valid)
+
+    # -- loops --------------------------------------------------------------------------
+    @contextmanager
+    def loop(self, lo, hi, step=1, iter_args: Sequence[ir.Value] = ()) -> Iterator[scf.ForOp]:
+        """`with kb.loop(lo, hi, step) as f:` — the body is built at `f`'s block; a body
+        with iter args must end with `scf.yield_`; one without gets it appended."""
+        lo, hi, step = (self.idx(v) if isinstance(v, int) else v for v in (lo, hi, step))
+        op = scf.ForOp(lo, hi, step, list(iter_args))
+        with ir.InsertionPoint(op.body):
+            yield op
+            if not iter_args:
+                scf.yield_([])
+
+    def finish(self) -> ir.Module:
+        with ir.InsertionPoint(self.entry):
+            func.ReturnOp([])
+        return self.module
+
+
+def _wrap_int(v: int, bits: int) -> int:
+    """Two's-complement reinterpretation of `v` in `bits` (MLIR wants signed literals)."""
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def int_dtype_signed(dtype: DataType) -> bool:
+    return dtype.signed and dtype is not BOOL
+

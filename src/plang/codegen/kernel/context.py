@@ -1,0 +1,152 @@
+"""`LowerContext`: the state shared by the op lowerings of one kernel — the builder, the
+binding of IR variables to MLIR values / tile buffers / DDR memrefs, and error reporting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ... import ir as pir
+from ...dtypes import INDEX, DataType
+from .builder import SUPPORTED_DTYPES, KernelBuilder, TileBuf
+from .lower_scalar import convert, lower_scalar, to_compute_scalar
+from .mlir import KernelCompileError, arith, ir, llvm, memref
+
+
+def unsupported(where: str, dtype: DataType) -> KernelCompileError:
+    return KernelCompileError(f"{where}: dtype {dtype.name} is not supported by the kernel backend")
+
+
+@dataclass
+class DdrTensor:
+    """A DDR tensor parameter: its strided memref and IR type."""
+
+    memref: ir.Value
+    type: pir.TensorType
+
+    @property
+    def rank(self) -> int:
+        return self.type.rank
+
+    def dim(self, i: int) -> ir.Value:
+        return memref.dim(self.memref, arith.constant(ir.IndexType.get(), i))
+
+
+def tile_dims(t: pir.TileType, where: str) -> tuple[int, int]:
+    """A tile's static shape as (rows, cols): rank 1 is one row, leading dims fold into rows."""
+    shape = t.static_shape
+    if shape is None:
+        raise KernelCompileError(f"{where}: tile shape {pir.types.format_shape(t.shape)} must be static")
+    if len(shape) == 1:
+        return 1, shape[0]
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return rows, shape[-1]
+
+
+class LowerContext:
+    def __init__(self, kb: KernelBuilder, function: pir.Function, ctx_ptr: ir.Value) -> None:
+        self.kb = kb
+        self.function = function
+        self.ctx_ptr = ctx_ptr
+        self.env: dict[pir.Var, Any] = {}
+        self.call: pir.Call | None = None
+        self.dest: TileBuf | None = None
+
+    # -- errors ---------------------------------------------------------------------------
+    def where(self, op: str) -> str:
+        return f"{op} in function {self.function.name!r}"
+
+    def error(self, message: str) -> KernelCompileError:
+        node = self.call
+        loc = ""
+        if node is not None and node.span is not None and getattr(node.span, "filename", None):
+            loc = f" ({node.span.filename}:{node.span.begin_line})"
+        return KernelCompileError(f"function {self.function.name!r}: {message}{loc}")
+
+    # -- bindings -------------------------------------------------------------------------
+    def bind(self, var: pir.Var, value: Any) -> None:
+        self.env[var] = value
+
+    def _bound(self, e: pir.Expr) -> Any:
+        if not isinstance(e, pir.Var):
+            raise self.error(f"expected a variable, got {type(e).__name__}")
+        try:
+            return self.env[e]
+        except KeyError:
+            raise self.error(f"variable {e.name!r} is used before it is defined") from None
+
+    def tile(self, e: pir.Expr) -> TileBuf:
+        v = self._bound(e)
+        if not isinstance(v, TileBuf):
+            raise self.error(f"{e.name!r} is not a tile")
+        return v
+
+    def ddr(self, e: pir.Expr) -> DdrTensor:
+        v = self._bound(e)
+        if not isinstance(v, DdrTensor):
+            raise self.error(f"{e.name!r} is not a DDR tensor parameter")
+        return v
+
+    def lookup_scalar(self, var: pir.Var) -> tuple[ir.Value, DataType]:
+        v = self._bound(var)
+        if not isinstance(v, tuple):
+            raise self.error(f"{var.name!r} is not a scalar")
+        return v
+
+    # -- scalars --------------------------------------------------------------------------
+    def scalar(self, e: pir.Expr, tile_dtype: DataType, storage: bool = False) -> ir.Value:
+        """A scalar operand for a tile op on `tile_dtype` (its compute or storage type)."""
+        v, d = lower_scalar(self, e)
+        return convert(v, d, tile_dtype) if storage else to_compute_scalar(v, d, tile_dtype)
+
+    def index(self, e: pir.Expr) -> ir.Value:
+        v, d = lower_scalar(self, e)
+        return convert(v, d, INDEX)
+
+    def scalar_call(self, call: pir.Call) -> tuple[ir.Value, DataType]:
+        from .lower import lower_call
+
+        value = lower_call(self, call)
+        if not isinstance(value, tuple):
+            raise self.error(f"{call.op.name} does not produce a scalar")
+        return value
+
+    # -- tiles ----------------------------------------------------------------------------
+    def valid_of(self, t: pir.TileType) -> tuple[ir.Value, ir.Value]:
+        rows, cols = tile_dims(t, self.where("tile"))
+        if t.valid_shape is None:
+            return self.kb.idx(rows), self.kb.idx(cols)
+        vs = [self.index(d) for d in t.valid_shape]
+        if len(vs) == 1:
+            return self.kb.idx(1), vs[0]
+        vr = vs[0]
+        for d in vs[1:-1]:
+            vr = arith.muli(vr, d)
+        return vr, vs[-1]
+
+    def new_tile(self, t: pir.TileType) -> TileBuf:
+        if t.dtype not in SUPPORTED_DTYPES:
+            raise unsupported(self.where(self.call.op.name if self.call else "tile"), t.dtype)
+        rows, cols = tile_dims(t, self.where("tile"))
+        return self.kb.alloc_tile(t.dtype, rows, cols, self.valid_of(t))
+
+    def result_tile(self) -> TileBuf:
+        """The buffer the current call writes its tile result into."""
+        t = self.call.type
+        if not isinstance(t, pir.TileType):
+            raise self.error(f"{self.call.op.name} result is not a tile")
+        d = self.dest
+        if d is not None and d.dtype is t.dtype and (d.rows, d.cols) == tile_dims(t, ""):
+            return self.kb.with_valid(d, self.valid_of(t))
+        return self.new_tile(t)
+
+    # -- launch context -------------------------------------------------------------------
+    def context_field(self, index: int) -> ir.Value:
+        """Field `index` (an int64) of the LaunchContext, as an index value."""
+        i64 = ir.IntegerType.get_signless(64)
+        ptr = llvm.getelementptr(ir.Type.parse("!llvm.ptr"), self.ctx_ptr, [],
+                                 ir.DenseI32ArrayAttr.get([index]), i64, no_wrap_flags=0) \
+            if index else self.ctx_ptr
+        return arith.index_cast(ir.IndexType.get(), llvm.load(i64, ptr))

@@ -1,0 +1,166 @@
+"""`Kernel`: a compiled core function — `compile_kernel`, `load_kernel` and external sources.
+
+`compile_kernel(function, device)` builds the function's MLIR module (`lower.py`), keeps its
+text (`Kernel.mlir_text`, before lowering), verifies it, lowers it with the adapter's one
+pipeline and JIT-compiles it. `Kernel.save(path)` writes a shared library plus a JSON
+sidecar (`path + ".json"`: name, signature, MLIR text); `load_kernel(path)` loads both in any
+process without recompiling.
+
+External kernels (`external_source=` on a `@pl.function`): the C/C++ file is compiled with
+the system compiler — `cc -O3 -march=native -fPIC -shared -std=c11` for `.c`,
+`c++ -O3 -march=native -fPIC -shared -std=c++17` for other suffixes — with the directory of
+a generated `plang_kernel.h` (the ABI's C declarations, `abi.C_HEADER`) on the include path.
+The file must define `void <function name>(void **args)` with C linkage, reading its
+arguments as the ABI describes (`PLANG_TENSOR_ARG`, `PLANG_SCALAR_ARG`, `PLANG_CONTEXT_ARG`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any, Sequence
+
+from ... import ir as pir
+from ...dtypes import DataType
+from . import mlir
+from .abi import (
+    C_HEADER,
+    ArgPacker,
+    LaunchContext,
+    ScalarArg,
+    Signature,
+    TensorArg,
+    ThreadPackers,
+    single_block_context,
+)
+from .lower import build_module, kernel_signature
+from .mlir import KernelCompileError
+
+EXTERNAL_C_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c11")
+EXTERNAL_CXX_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c++17")
+_ENTRY_WRAPPER = """\
+#ifdef __cplusplus
+extern "C" {{
+#endif
+void {fn}(void **args);
+void {packed}(void **args) {{ {fn}(args); }}
+#ifdef __cplusplus
+}}
+#endif
+"""
+
+
+class Kernel:
+    """A callable native kernel: `kernel(*args, ctx=None)` or `kernel.launch(args, ctx)`."""
+
+    def __init__(self, name: str, signature: Signature, native: mlir.NativeFunction,
+                 mlir_text: str, engine: Any = None, library: str | None = None) -> None:
+        self.name = name
+        self.signature = signature
+        self.mlir_text = mlir_text
+        self._native = native
+        self._engine = engine
+        self._library = library
+        self._packers = ThreadPackers()
+        self._default_ctx = single_block_context()
+
+    def launch(self, args: Sequence[Any], ctx: LaunchContext | None = None) -> None:
+        """Run the kernel once with `args` (torch tensors / numbers) and a launch context."""
+        packers = self._packers
+        packer = packers.packer
+        if packer is None:
+            packer = packers.packer = ArgPacker(self.signature)
+        self._native(packer.pack(args, self._default_ctx if ctx is None else ctx))
+
+    def __call__(self, *args: Any, ctx: LaunchContext | None = None) -> None:
+        self.launch(args, ctx)
+
+    @property
+    def entry_address(self) -> int:
+        """Address of the packed entry point, for callers that invoke it without ctypes."""
+        return ctypes.cast(self._native.entry, ctypes.c_void_p).value
+
+    def save(self, path: str) -> None:
+        """Persist as a shared library at `path` plus `path + ".json"` (both atomic)."""
+        if self._engine is not None:
+            mlir.save_shared_object(self._engine, path, f"kernel {self.name!r}")
+        elif self._library is not None:
+            tmp = path + ".tmp"
+            shutil.copyfile(self._library, tmp)
+            os.replace(tmp, path)
+        else:
+            raise KernelCompileError(f"kernel {self.name!r} has no code to save")
+        meta = {"name": self.name, "symbol": self._native.fn_name,
+                "signature": _signature_json(self.signature), "mlir_text": self.mlir_text}
+        tmp = path + ".json.tmp"
+        with open(tmp, "w") as f:
+            json.dump(meta, f)
+        os.replace(tmp, path + ".json")
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name}{self.signature.describe()}>"
+
+
+def compile_kernel(function: pir.Function, device: Any = None, *,
+                   external_source: str | None = None) -> Kernel:
+    """Compile a core function of lowered IR to native code (`device` is the target chip;
+    the CPU backend's code does not depend on its geometry)."""
+    source = external_source or function.attrs.get("external_source")
+    if source:
+        return compile_external(function, source)
+    what = f"kernel {function.name!r}"
+    with mlir.new_context(), mlir.ir.Location.unknown():
+        module = build_module(function)
+        text = str(module)
+        mlir.verify(module, what)
+        mlir.lower_to_llvm(module, what)
+        native, engine = mlir.jit(module, function.name, what)
+    return Kernel(function.name, kernel_signature(function), native, text, engine=engine)
+
+
+def load_kernel(path: str) -> Kernel:
+    """Load a kernel saved with `Kernel.save` (no compilation)."""
+    with open(path + ".json") as f:
+        meta = json.load(f)
+    native = mlir.load_shared_object(path, meta["symbol"])
+    return Kernel(meta["name"], _signature_from_json(meta["signature"]), native, meta["mlir_text"],
+                  library=path)
+
+
+def compile_external(function: pir.Function, source: str) -> Kernel:
+    """Compile a user C/C++ kernel behind the same ABI (see module docstring for flags)."""
+    if not os.path.isfile(source):
+        raise KernelCompileError(f"function {function.name!r}: external_source {source!r} not found")
+    is_c = source.endswith(".c")
+    compiler, flags = ("cc", EXTERNAL_C_FLAGS) if is_c else ("c++", EXTERNAL_CXX_FLAGS)
+    out_dir = tempfile.mkdtemp(prefix="plang-ext-")
+    with open(os.path.join(out_dir, "plang_kernel.h"), "w") as f:
+        f.write(C_HEADER)
+    lib = os.path.join(out_dir, f"{function.name}.so")
+    wrapper = os.path.join(out_dir, "plang_entry.c")
+    with open(wrapper, "w") as f:
+        f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=mlir.packed_symbol(function.name)))
+    res = subprocess.run([compiler, *flags, f"-I{out_dir}", "-o", lib, source, wrapper],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise KernelCompileError(f"function {function.name!r}: compiling {source} failed:\n{res.stderr}")
+    native = mlir.load_shared_object(lib, function.name)
+    with open(source) as f:
+        text = f.read()
+    return Kernel(function.name, kernel_signature(function), native, text, library=lib)
+
+
+def _signature_json(sig: Signature) -> list:
+    return [{"kind": "tensor", "name": a.name, "rank": a.rank, "dtype": a.dtype.name}
+            if isinstance(a, TensorArg) else {"kind": "scalar", "name": a.name, "dtype": a.dtype.name}
+            for a in sig.args]
+
+
+def _signature_from_json(items: list) -> Signature:
+    return Signature(tuple(TensorArg(i["name"], i["rank"], DataType.from_name(i["dtype"]))
+                           if i["kind"] == "tensor" else ScalarArg(i["name"], DataType.from_name(i["dtype"]))
+                           for i in items))

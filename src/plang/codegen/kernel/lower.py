@@ -1,0 +1,343 @@
+"""Lower one core function (InCore / AIC / AIV) of lowered IR to an MLIR module.
+
+Parameters follow the kernel ABI (`abi.py`): DDR tensors become strided memrefs with a unit
+innermost stride, scalars become scalar arguments, and a trailing `!llvm.ptr` points to the
+launch context. Statements map to structured control flow: `For` → `scf.for` (scalar iter
+args are carried by the loop; tile iter args live in a buffer the body updates in place),
+`If` → `scf.if`, `While` → `scf.while`. Every tile op dispatches through `LOWERINGS`
+(op name → lowering function); an op without one is a compile-time error naming the op and
+the function.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ... import ir as pir
+from ...dtypes import BOOL, INDEX
+from . import lower_elementwise, lower_layout, lower_matmul, lower_memory, lower_pipe, lower_reduce
+from .abi import ScalarArg, Signature, TensorArg, scalar_ctype
+from .builder import KernelBuilder, TileBuf, mlir_type
+from .context import DdrTensor, LowerContext
+from .lower_scalar import convert, lower_scalar, scalar_type
+from .mlir import KernelCompileError, arith, ir, scf
+from .vectors import full, map_chunks
+
+Lowering = Callable[[LowerContext, str, dict], Any]
+LOWERINGS: dict[str, Lowering] = {}
+for _module in (lower_elementwise, lower_memory, lower_reduce, lower_matmul, lower_layout, lower_pipe):
+    _module.register(LOWERINGS)
+
+_CONTEXT_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1, "tile.get_subblock_idx": 2}
+# Ops that read each element before writing the same element, so their result may overwrite
+# an operand's buffer.
+_IN_PLACE_SAFE = {f"tile.{n}" for n in lower_elementwise.BINARY + lower_elementwise.SCALAR_BINARY
+                  + lower_elementwise.UNARY}
+
+
+def tensor_memref_type(t: pir.TensorType) -> ir.MemRefType:
+    dyn = ir.ShapedType.get_dynamic_size()
+    dyn_so = ir.ShapedType.get_dynamic_stride_or_offset()
+    strides = [dyn_so] * (t.rank - 1) + [1]
+    return ir.MemRefType.get([dyn] * t.rank, mlir_type(t.dtype),
+                             layout=ir.StridedLayoutAttr.get(dyn_so, strides))
+
+
+def kernel_signature(function: pir.Function) -> Signature:
+    args = []
+    for p in function.params:
+        t = p.type
+        if isinstance(t, pir.TensorType):
+            if t.rank == 0:
+                raise KernelCompileError(f"function {function.name!r}: rank-0 tensor parameter "
+                                         f"{p.name!r} is not supported")
+            args.append(TensorArg(p.name, t.rank, t.dtype))
+        elif isinstance(t, pir.ScalarType):
+            try:
+                scalar_ctype(t.dtype)
+            except TypeError as e:
+                raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r}: {e}") from None
+            args.append(ScalarArg(p.name, t.dtype))
+        else:
+            raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r} of type "
+                                     f"{type(t).__name__} cannot be passed to a kernel")
+    return Signature(tuple(args))
+
+
+def _abi_scalar_type(dtype) -> ir.Type:
+    if dtype is BOOL:
+        return ir.IntegerType.get_signless(8)
+    if dtype.is_float:
+        return mlir_type(dtype)
+    return ir.IntegerType.get_signless(64)
+
+
+def build_module(function: pir.Function) -> ir.Module:
+    """The kernel's MLIR module (call under an MLIR context and location)."""
+    if not function.func_type.is_core:
+        raise KernelCompileError(f"function {function.name!r} is {function.func_type.value}, "
+                                 "not a core kernel (InCore / AIC / AIV)")
+    sig = kernel_signature(function)
+    arg_types = [tensor_memref_type(p.type) if isinstance(a, TensorArg) else _abi_scalar_type(a.dtype)
+                 for p, a in zip(function.params, sig.args)]
+    arg_types.append(ir.Type.parse("!llvm.ptr"))
+    kb = KernelBuilder(function.name, arg_types)
+    lc = LowerContext(kb, function, kb.args[-1])
+    with ir.InsertionPoint(kb.entry):
+        for p, a, v in zip(function.params, sig.args, kb.args):
+            if isinstance(a, TensorArg):
+                lc.bind(p, DdrTensor(v, p.type))
+            else:
+                lc.bind(p, (_narrow_abi_scalar(v, a.dtype), a.dtype))
+        lower_stmt(lc, function.body)
+    return kb.finish()
+
+
+def _narrow_abi_scalar(v: ir.Value, dtype) -> ir.Value:
+    if dtype is BOOL:
+        return arith.trunci(ir.IntegerType.get_signless(1), v)
+    if dtype is INDEX:
+        return arith.index_cast(ir.IndexType.get(), v)
+    if dtype.is_int and dtype.bits < 64:
+        return arith.trunci(mlir_type(dtype), v)
+    return v
+
+
+# -- calls ------------------------------------------------------------------------------------
+
+def bound_args(call: pir.Call) -> dict[str, Any]:
+    """The call's arguments by parameter name (defaults filled in)."""
+    out: dict[str, Any] = {}
+    args = iter(call.args)
+    for p in call.op.params:
+        if p.is_expr and p.required:
+            out[p.name] = next(args)
+        else:
+            out[p.name] = call.kwargs.get(p.name, None if p.required else p.default)
+    return out
+
+
+def lower_call(lc: LowerContext, call: pir.Call, dest: TileBuf | None = None) -> Any:
+    if isinstance(call.op, pir.GlobalVar):
+        raise lc.error(f"call of function {call.op.name!r} inside a kernel is not supported; "
+                       "inline it first")
+    name = call.op.name
+    saved = lc.call, lc.dest
+    lc.call, lc.dest = call, dest
+    try:
+        if name in _CONTEXT_OPS:
+            return lc.context_field(_CONTEXT_OPS[name]), INDEX
+        fn = LOWERINGS.get(name)
+        if fn is None:
+            raise lc.error(f"op {name} is not supported by the kernel backend")
+        return fn(lc, name.split(".", 1)[1], bound_args(call))
+    finally:
+        lc.call, lc.dest = saved
+
+
+def _value_of(lc: LowerContext, e: pir.Expr, dest: TileBuf | None = None) -> Any:
+    if isinstance(e, pir.Call):
+        return lower_call(lc, e, dest)
+    if isinstance(e, pir.Var) and not isinstance(e.type, pir.ScalarType):
+        return lc._bound(e)
+    return lower_scalar(lc, e)
+
+
+# -- statements -------------------------------------------------------------------------------
+
+def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) -> list | None:
+    """Lower a statement list; returns the values of a trailing `Yield` (None without one)."""
+    yielded = None
+    for st in pir.flatten(s):
+        if isinstance(st, pir.Assign):
+            lc.bind(st.var, _value_of(lc, st.value, (hints or {}).get(st)))
+        elif isinstance(st, pir.Eval):
+            _value_of(lc, st.expr)
+        elif isinstance(st, pir.For):
+            _lower_for(lc, st)
+        elif isinstance(st, pir.If):
+            _lower_if(lc, st)
+        elif isinstance(st, pir.While):
+            _lower_while(lc, st)
+        elif isinstance(st, pir.Yield):
+            yielded = [_value_of(lc, v) for v in st.values]
+        elif isinstance(st, pir.Return):
+            continue
+        else:
+            raise lc.error(f"statement {type(st).__name__} is not supported in kernels")
+    return yielded
+
+
+def copy_tile(lc: LowerContext, src: TileBuf, dst: TileBuf) -> None:
+    if src.buf != dst.buf:
+        map_chunks(lc.kb, dst, [full(src)], lambda v: v[0], convert=False)
+
+
+def _carried(lc: LowerContext, iter_args, inits) -> tuple[list, list]:
+    """Split loop-carried values into scf operands (scalars) and buffers (tiles)."""
+    scalars, buffers = [], []
+    for ia, init in zip(iter_args, inits):
+        if isinstance(ia.type, pir.TileType):
+            src = init if isinstance(init, TileBuf) else None
+            buf = lc.new_tile(ia.type)
+            if src is not None:
+                copy_tile(lc, src, buf)
+            buffers.append((ia, buf))
+        elif isinstance(ia.type, pir.TensorType):
+            buffers.append((ia, init))
+        else:
+            v, d = init
+            scalars.append((ia, convert(v, d, ia.type.dtype)))
+    return scalars, buffers
+
+
+def _yield_hints(body: pir.Stmt, buffers: list) -> dict:
+    """Assignments whose result may be computed straight into a tile iter arg's buffer."""
+    stmts = pir.flatten(body)
+    if not stmts or not isinstance(stmts[-1], pir.Yield):
+        return {}
+    tiles = {ia: buf for ia, buf in buffers if isinstance(buf, TileBuf)}
+    by_var = {st.var: i for i, st in enumerate(stmts) if isinstance(st, pir.Assign)}
+    hints = {}
+    iter_args = [ia for ia, _ in buffers]
+    for ia, y in zip(iter_args, stmts[-1].values):
+        if ia not in tiles or not isinstance(y, pir.Var) or y not in by_var:
+            continue
+        i = by_var[y]
+        st = stmts[i]
+        if not isinstance(st.value, pir.Call) or any(ia in uses(s) for s in stmts[i + 1:-1]):
+            continue
+        if ia in uses(st.value) and not _in_place_ok(st.value, ia):
+            continue
+        hints[st] = tiles[ia]
+    return hints
+
+
+def _in_place_ok(call: pir.Call, ia: pir.Var) -> bool:
+    name = call.op.name
+    if name in _IN_PLACE_SAFE:
+        return True
+    if name in lower_matmul.ACCUMULATING:
+        return call.args[0] is ia and all(ia not in uses(a) for a in call.args[1:])
+    return False
+
+
+def uses(node: Any) -> set:
+    """Every Var referenced by an IR node (recursively)."""
+    found: set = set()
+    _collect(node, found)
+    return found
+
+
+def _collect(node: Any, found: set) -> None:
+    if isinstance(node, pir.Var):
+        found.add(node)
+        if isinstance(node, pir.IterArg):
+            _collect(node.init, found)
+        return
+    if isinstance(node, (list, tuple)):
+        for x in node:
+            _collect(x, found)
+        return
+    if isinstance(node, pir.Node) and not isinstance(node, pir.Type):
+        for _, v in node.fields():
+            _collect(v, found)
+        return
+    if hasattr(node, "values") and callable(node.values):
+        for v in node.values():
+            _collect(v, found)
+
+
+def _lower_for(lc: LowerContext, st: pir.For) -> None:
+    inits = [_value_of(lc, ia.init) for ia in st.iter_args]
+    scalars, buffers = _carried(lc, st.iter_args, inits)
+    for ia, buf in buffers:
+        lc.bind(ia, buf)
+    hints = _yield_hints(st.body, buffers)
+    lo, hi, step = lc.index(st.start), lc.index(st.stop), lc.index(st.step)
+    loop = scf.ForOp(lo, hi, step, [v for _, v in scalars])
+    with ir.InsertionPoint(loop.body):
+        lc.bind(st.loop_var, (loop.induction_variable, INDEX))
+        for (ia, _), arg in zip(scalars, loop.inner_iter_args):
+            lc.bind(ia, (arg, ia.type.dtype))
+        yielded = lower_stmt(lc, st.body, hints) or []
+        scf.yield_(_finish_yield(lc, st.iter_args, yielded, dict(buffers)))
+    _bind_results(lc, st.iter_args, st.return_vars, list(loop.results), dict(buffers))
+
+
+def _finish_yield(lc: LowerContext, carried, yielded: list, buffers: dict) -> list:
+    """Copy yielded tiles into their buffers; return the scalar yield operands."""
+    if len(yielded) != len(carried):
+        raise lc.error(f"loop yields {len(yielded)} values for {len(carried)} carried variables")
+    out = []
+    for ia, y in zip(carried, yielded):
+        if ia in buffers:
+            if isinstance(y, TileBuf):
+                copy_tile(lc, y, buffers[ia])
+        else:
+            v, d = y
+            out.append(convert(v, d, ia.type.dtype))
+    return out
+
+
+def _bind_results(lc: LowerContext, carried, return_vars, results: list, buffers: dict) -> None:
+    results = iter(results)
+    for ia, rv in zip(carried, return_vars):
+        lc.bind(rv, buffers[ia] if ia in buffers else (next(results), rv.type.dtype))
+
+
+def _lower_if(lc: LowerContext, st: pir.If) -> None:
+    cond, d = lower_scalar(lc, st.cond)
+    cond = convert(cond, d, BOOL)
+    buffers = {rv: lc.new_tile(rv.type) for rv in st.return_vars if isinstance(rv.type, pir.TileType)}
+    scalar_rvs = [rv for rv in st.return_vars if rv not in buffers]
+    result_types = [scalar_type(rv.type.dtype) for rv in scalar_rvs
+                    if isinstance(rv.type, pir.ScalarType)]
+    op = scf.IfOp(cond, result_types, has_else=st.else_body is not None or bool(st.return_vars))
+    tensors: dict = {}
+    for block, body in ((op.then_block, st.then_body), (op.else_block if op.else_block_count else None,
+                                                         st.else_body)):
+        if block is None:
+            continue
+        with ir.InsertionPoint(block):
+            yielded = lower_stmt(lc, body) or []
+            out = []
+            for rv, y in zip(st.return_vars, yielded):
+                if rv in buffers:
+                    copy_tile(lc, y, buffers[rv])
+                elif isinstance(rv.type, pir.TensorType):
+                    tensors[rv] = y
+                else:
+                    v, dd = y
+                    out.append(convert(v, dd, rv.type.dtype))
+            scf.yield_(out)
+    results = iter(op.results)
+    for rv in st.return_vars:
+        if rv in buffers:
+            lc.bind(rv, buffers[rv])
+        elif rv in tensors:
+            lc.bind(rv, tensors[rv])
+        else:
+            lc.bind(rv, (next(results), rv.type.dtype))
+
+
+def _lower_while(lc: LowerContext, st: pir.While) -> None:
+    inits = [_value_of(lc, ia.init) for ia in st.iter_args]
+    scalars, buffers = _carried(lc, st.iter_args, inits)
+    for ia, buf in buffers:
+        lc.bind(ia, buf)
+    types = [v.type for _, v in scalars]
+    op = scf.WhileOp(types, [v for _, v in scalars])
+    before = op.before.blocks.append(*types)
+    after = op.after.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        for (ia, _), arg in zip(scalars, before.arguments):
+            lc.bind(ia, (arg, ia.type.dtype))
+        c, d = lower_scalar(lc, st.cond)
+        scf.condition(convert(c, d, BOOL), list(before.arguments))
+    with ir.InsertionPoint(after):
+        for (ia, _), arg in zip(scalars, after.arguments):
+            lc.bind(ia, (arg, ia.type.dtype))
+        yielded = lower_stmt(lc, st.body) or []
+        scf.yield_(_finish_yield(lc, st.iter_args, yielded, dict(buffers)))
+    _bind_results(lc, st.iter_args, st.return_vars, list(op.results), dict(buffers))

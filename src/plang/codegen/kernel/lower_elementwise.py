@@ -1,0 +1,214 @@
+"""Elementwise tile ops: binary, scalar forms, unary math, comparisons, select, expands,
+row / column broadcast ops. Each becomes one vectorized row × chunk loop (`map_chunks`)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...dtypes import BOOL, DataType
+from . import vector_math
+from .builder import compute_dtype
+from .context import LowerContext, unsupported
+from .mlir import arith, ir, math
+from .vector_math import splat
+from .vectors import full, map_chunks, per_col, per_row, scalar
+
+Vals = list
+
+
+def _is_float(d: DataType) -> bool:
+    return compute_dtype(d).is_float
+
+
+def _signed(d: DataType) -> bool:
+    return d.signed and d is not BOOL
+
+
+def _guard_divisor(b: ir.Value) -> ir.Value:
+    """Integer divisors of 0 become 1 so vector division cannot trap (result unspecified)."""
+    zero = splat(b.type, 0)
+    return arith.select(arith.cmpi(arith.CmpIPredicate.eq, b, zero), splat(b.type, 1), b)
+
+
+def _binary_fn(op: str, d: DataType, where: str) -> Callable[[ir.Value, ir.Value], ir.Value]:
+    f, s = _is_float(d), _signed(d)
+    table: dict[str, Callable] = {}
+    if f:
+        table = {"add": arith.addf, "sub": arith.subf, "mul": arith.mulf, "div": arith.divf,
+                 "maximum": arith.maximumf, "minimum": arith.minimumf, "fmod": arith.remf,
+                 "max": arith.maximumf, "min": arith.minimumf,
+                 "expdif": lambda a, b: vector_math.exp(arith.subf(a, b))}
+    else:
+        div = arith.divsi if s else arith.divui
+        rem = arith.remsi if s else arith.remui
+        table = {"add": arith.addi, "sub": arith.subi, "mul": arith.muli,
+                 "div": lambda a, b: div(a, _guard_divisor(b)),
+                 "fmod": lambda a, b: rem(a, _guard_divisor(b)),
+                 "maximum": arith.maxsi if s else arith.maxui, "minimum": arith.minsi if s else arith.minui,
+                 "max": arith.maxsi if s else arith.maxui, "min": arith.minsi if s else arith.minui,
+                 "and_": arith.andi, "or_": arith.ori, "xor": arith.xori, "shl": arith.shli,
+                 "shr": arith.shrsi if s else arith.shrui}
+    fn = table.get(op)
+    if fn is None:
+        raise unsupported(where, d)
+    return fn
+
+
+_CMP_F = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE, "lt": arith.CmpFPredicate.OLT,
+          "le": arith.CmpFPredicate.OLE, "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
+_CMP_S = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_CMP_U = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+CMP_NAMES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def cmp_name(code) -> str:
+    if isinstance(code, str):
+        return code
+    return CMP_NAMES[int(code)]
+
+
+def compare(a: ir.Value, b: ir.Value, d: DataType, name: str) -> ir.Value:
+    """An i1 vector: a <name> b."""
+    if _is_float(d):
+        return arith.cmpf(_CMP_F[name], a, b)
+    pred = (_CMP_S if _signed(d) else _CMP_U)[name]
+    return arith.cmpi(getattr(arith.CmpIPredicate, pred), a, b)
+
+
+def _to_bool(v: ir.Value) -> ir.Value:
+    i8 = ir.IntegerType.get_signless(8)
+    return arith.extui(ir.VectorType.get(v.type.shape, i8), v)
+
+
+def _unary_fn(op: str, d: DataType, where: str) -> Callable[[ir.Value], ir.Value]:
+    f = _is_float(d)
+    if f:
+        table = {"exp": vector_math.exp, "log": vector_math.log, "sqrt": math.sqrt,
+                 "rsqrt": vector_math.rsqrt, "sin": math.sin, "cos": math.cos,
+                 "recip": lambda x: arith.divf(splat(x.type, 1.0), x), "neg": arith.negf,
+                 "abs": math.absf, "relu": lambda x: arith.maximumf(x, splat(x.type, 0.0))}
+    else:
+        s = _signed(d)
+        table = {"neg": lambda x: arith.subi(splat(x.type, 0), x),
+                 "abs": math.absi if s else (lambda x: x),
+                 "relu": (lambda x: arith.maxsi(x, splat(x.type, 0))) if s else (lambda x: x),
+                 "not_": (lambda x: arith.xori(x, splat(x.type, 1))) if d is BOOL
+                 else (lambda x: arith.xori(x, splat(x.type, -1)))}
+    fn = table.get(op)
+    if fn is None:
+        raise unsupported(where, d)
+    return fn
+
+
+def lower_binary(lc: LowerContext, short: str, a: dict) -> object:
+    lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
+    fn = _binary_fn(short, lhs.dtype, lc.where(f"tile.{short}"))
+    out = lc.result_tile()
+    map_chunks(lc.kb, out, [full(lhs), full(rhs)], lambda v: fn(v[0], v[1]))
+    return out
+
+
+def lower_scalar_binary(lc: LowerContext, short: str, a: dict) -> object:
+    base = {"and": "and_", "or": "or_"}.get(short[:-1], short[:-1])
+    lhs = lc.tile(a["lhs"])
+    fn = _binary_fn(base, lhs.dtype, lc.where(f"tile.{short}"))
+    out = lc.result_tile()
+    s = lc.scalar(a["rhs"], lhs.dtype)
+    map_chunks(lc.kb, out, [full(lhs), scalar(s, lhs.dtype)], lambda v: fn(v[0], v[1]))
+    return out
+
+
+def lower_unary(lc: LowerContext, short: str, a: dict) -> object:
+    x = lc.tile(a.get("input", a.get("tile")))
+    fn = _unary_fn(short, x.dtype, lc.where(f"tile.{short}"))
+    out = lc.result_tile()
+    map_chunks(lc.kb, out, [full(x)], lambda v: fn(v[0]))
+    return out
+
+
+def lower_lrelu(lc: LowerContext, short: str, a: dict) -> object:
+    x = lc.tile(a["tile"])
+    if not _is_float(x.dtype):
+        raise unsupported(lc.where("tile.lrelu"), x.dtype)
+    out = lc.result_tile()
+    s = lc.scalar(a["slope"], x.dtype)
+    map_chunks(lc.kb, out, [full(x), scalar(s, x.dtype)],
+               lambda v: arith.maximumf(v[0], arith.mulf(v[0], v[1])))
+    return out
+
+
+def lower_cmp(lc: LowerContext, short: str, a: dict) -> object:
+    lhs = lc.tile(a["lhs"])
+    name = cmp_name(a.get("cmp_type", 0))
+    out = lc.result_tile()
+    if short == "cmps":
+        other = scalar(lc.scalar(a["rhs"], lhs.dtype), lhs.dtype)
+    else:
+        other = full(lc.tile(a["rhs"]))
+    d = lhs.dtype
+    map_chunks(lc.kb, out, [full(lhs), other], lambda v: _to_bool(compare(v[0], v[1], d, name)))
+    return out
+
+
+def _mask_i1(m: ir.Value) -> ir.Value:
+    return arith.cmpi(arith.CmpIPredicate.ne, m, splat(m.type, 0))
+
+
+def lower_sel(lc: LowerContext, short: str, a: dict) -> object:
+    mask = lc.tile(a["mask"])
+    out = lc.result_tile()
+    if short == "sel":
+        other = full(lc.tile(a["rhs"]))
+        src = full(lc.tile(a["lhs"]))
+    else:
+        src = full(lc.tile(a["src"]))
+        other = scalar(lc.scalar(a["scalar"], out.dtype, storage=True), out.dtype)
+    map_chunks(lc.kb, out, [full(mask), src, other],
+               lambda v: arith.select(_mask_i1(v[0]), v[1], v[2]), convert=False)
+    return out
+
+
+def lower_expands(lc: LowerContext, short: str, a: dict) -> object:
+    out = lc.result_tile()
+    s = lc.scalar(a["scalar"], out.dtype, storage=True)
+    map_chunks(lc.kb, out, [scalar(s, out.dtype)], lambda v: v[0], convert=False)
+    return out
+
+
+def lower_expand(lc: LowerContext, short: str, a: dict) -> object:
+    """row_expand_<op> / col_expand_<op> / row_expand / col_expand."""
+    direction, _, rest = short.partition("_expand")
+    op = rest.lstrip("_")
+    lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
+    bcast = per_row(rhs) if direction == "row" else per_col(rhs)
+    out = lc.result_tile()
+    if not op:
+        map_chunks(lc.kb, out, [bcast], lambda v: v[0], convert=False)
+        return out
+    fn = _binary_fn(op, lhs.dtype, lc.where(f"tile.{short}"))
+    map_chunks(lc.kb, out, [full(lhs), bcast], lambda v: fn(v[0], v[1]))
+    return out
+
+
+BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "fmod", "and_", "or_", "xor", "shl", "shr")
+SCALAR_BINARY = ("adds", "subs", "muls", "divs", "maximums", "minimums", "fmods", "ands", "ors",
+                 "xors", "shls", "shrs")
+UNARY = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "recip", "neg", "abs", "not_", "relu")
+EXPAND_OPS = ("add", "sub", "mul", "div", "max", "min", "expdif")
+
+
+def register(table: dict) -> None:
+    for n in BINARY:
+        table[f"tile.{n}"] = lower_binary
+    for n in SCALAR_BINARY:
+        table[f"tile.{n}"] = lower_scalar_binary
+    for n in UNARY:
+        table[f"tile.{n}"] = lower_unary
+    table["tile.lrelu"] = lower_lrelu
+    table["tile.cmp"] = table["tile.cmps"] = lower_cmp
+    table["tile.sel"] = table["tile.sels"] = lower_sel
+    table["tile.expands"] = lower_expands
+    for direction in ("row", "col"):
+        table[f"tile.{direction}_expand"] = lower_expand
+        for op in EXPAND_OPS:
+            table[f"tile.{direction}_expand_{op}"] = lower_expand

@@ -1,0 +1,7 @@
+"""placeholder"""
+
+ACCUMULATING = ()
+
+
+def register(table: dict) -> None:
+    pass

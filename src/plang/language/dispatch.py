@@ -1,0 +1,382 @@
+"""How DSL values become IR: op calls through the registry, operators, subscripts.
+
+Wrappers only work while the parser evaluates a DSL body; the parser pushes itself as the
+active state (it knows the span of the call being evaluated and the function kind).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Sequence
+
+from ..dtypes import BOOL, FP32, INDEX, DataType
+from ..errors import EagerCallError, ParserNameError, ParserTypeError
+from ..ir import expr as E
+from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
+from ..ir.span import NO_SPAN, Span
+from ..ir.types import ScalarType, TensorType, TileType
+from .values import DSLValue, Scalar, ShapedValue, Tensor, Tile, wrap
+
+_ACTIVE: list[Any] = []
+
+
+class ParseState:
+    """What wrappers read from the parser: the current span and the function kind."""
+
+    span: Span = NO_SPAN
+    in_core_function: bool = False
+
+
+def push_state(state: ParseState) -> None:
+    _ACTIVE.append(state)
+
+
+def pop_state() -> None:
+    _ACTIVE.pop()
+
+
+def active_state(what: str) -> ParseState:
+    if not _ACTIVE:
+        raise EagerCallError(
+            f"{what} only works inside a DSL function (@pl.function, @pl.program, @pl.jit): "
+            "the parser reads the source and builds IR; it cannot run on concrete values"
+        )
+    return _ACTIVE[-1]
+
+
+def current_span() -> Span:
+    return _ACTIVE[-1].span if _ACTIVE else NO_SPAN
+
+
+# --- op calls ------------------------------------------------------------------------------
+
+
+def _normalize_attr(v: Any) -> Any:
+    if isinstance(v, DSLValue):
+        return v.unwrap()
+    if isinstance(v, (list, tuple)):
+        return tuple(_normalize_attr(x) for x in v)
+    return v
+
+
+def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue:
+    """A typed call of registered op `name`, deduction errors raised as `ParserTypeError`."""
+    state = active_state(f"pl.{name}")
+    op = REGISTRY.get(name)
+    if op is None:
+        raise ParserNameError(f"op {name!r} is not registered")
+    args = list(args)
+    for i, p in enumerate(op.params[: len(args)]):
+        if p.kind == "attr":
+            args[i] = _normalize_attr(args[i])
+    kwargs = {k: (_normalize_attr(v) if _is_attr(op, k) else v) for k, v in kwargs.items()}
+    try:
+        call = make_call(op, args, kwargs, state.span)
+    except (OpTypeError, OpValueError) as e:
+        raise ParserTypeError(str(e)) from None
+    return wrap(call)
+
+
+def _is_attr(op: Any, name: str) -> bool:
+    try:
+        return op.param(name).kind == "attr"
+    except KeyError:
+        return False
+
+
+def has_op(name: str) -> bool:
+    return name in REGISTRY
+
+
+def op_by_spelling(spelling: str) -> str | None:
+    """The registered op whose DSL spelling is `spelling` (e.g. `pl.dump_tag`)."""
+    for op in REGISTRY.values():
+        if op.spelling == spelling:
+            return op.name
+    return None
+
+
+# --- unified dispatch ----------------------------------------------------------------------
+
+SCALAR_EXPRS: dict[str, Callable[..., E.Expr]] = {
+    "add": E.Add,
+    "sub": E.Sub,
+    "mul": E.Mul,
+    "div": E.Div,
+    "floordiv": E.FloorDiv,
+    "mod": E.FloorMod,
+    "pow": E.Pow,
+    "min": E.Min,
+    "max": E.Max,
+    "minimum": E.Min,
+    "maximum": E.Max,
+    "eq": E.Eq,
+    "ne": E.Ne,
+    "lt": E.Lt,
+    "le": E.Le,
+    "gt": E.Gt,
+    "ge": E.Ge,
+    "and": E.And,
+    "or": E.Or,
+}
+
+_OP_ALIASES = {"create_tile": ("tile.create",), "create_tensor": ("tensor.create",)}
+
+
+def namespace_of(v: Any) -> str | None:
+    if isinstance(v, Tile) or (isinstance(v, E.Expr) and isinstance(v.type, TileType)):
+        return "tile"
+    if isinstance(v, Tensor) or (isinstance(v, E.Expr) and isinstance(v.type, TensorType)):
+        return "tensor"
+    return None
+
+
+def candidates(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
+    """Registry names `pl.<name>` may mean for these operands, most specific first."""
+    if name in _OP_ALIASES:
+        return list(_OP_ALIASES[name])
+    shaped = [namespace_of(a) for a in (*args, *kwargs.values()) if namespace_of(a)]
+    if shaped:
+        order = [shaped[0], "tensor" if shaped[0] == "tile" else "tile"]
+    else:
+        order = ["tile", "tensor"] if (_ACTIVE and _ACTIVE[-1].in_core_function) else ["tensor", "tile"]
+    shorts = [name] if not name.endswith("_") else [name, name.rstrip("_")]
+    second_is_scalar = len(args) >= 2 and namespace_of(args[1]) is None and _is_scalar_like(args[1])
+    out: list[str] = []
+    for ns in order:
+        for short in shorts:
+            if second_is_scalar:
+                out.append(f"{ns}.{short.rstrip('_')}s")
+            out.append(f"{ns}.{short}")
+    return out
+
+
+def _is_scalar_like(v: Any) -> bool:
+    return isinstance(v, (int, float, Scalar)) or (isinstance(v, E.Expr) and isinstance(v.type, ScalarType))
+
+
+def unified_call(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """`pl.<name>(..)`: tile op for tiles, tensor op for tensors, scalar expr for scalars."""
+    active_state(f"pl.{name}")
+    if not any(namespace_of(a) for a in (*args, *kwargs.values())):
+        if name in SCALAR_EXPRS and len(args) == 2 and not kwargs:
+            return scalar_binary(name, args[0], args[1])
+        if name == "neg" and len(args) == 1:
+            return unary_operator("neg", args[0])
+        if name == "cast" and len(args) == 2 and not isinstance(args[0], (list, tuple)):
+            return cast_scalar(args[0], args[1])
+    for full in candidates(name, args, kwargs):
+        if full in REGISTRY:
+            return call_op(full, args, kwargs)
+    raise ParserNameError(
+        f"pl.{name} has no registered op for these operands "
+        f"(looked for {', '.join(candidates(name, args, kwargs))})"
+    )
+
+
+def cast_scalar(value: Any, dtype: Any) -> Scalar:
+    if not isinstance(dtype, DataType):
+        raise ParserTypeError(f"pl.cast needs a dtype such as pl.INT32, got {dtype!r}")
+    e = literal(value, None) if not isinstance(value, DSLValue) else value.unwrap()
+    if e is None or not isinstance(e.type, ScalarType):
+        raise ParserTypeError(f"pl.cast of a non-scalar value {value!r}")
+    return wrap(E.Cast(e, dtype, current_span()))
+
+
+# --- scalar expressions and Python operators -----------------------------------------------
+
+
+def literal(v: Any, other: DataType | None) -> E.Expr | None:
+    """A Python literal as IR, taking the dtype of the operand it meets (int↔int, float↔float)."""
+    span = current_span()
+    if isinstance(v, bool):
+        return E.ConstBool(v, span)
+    if isinstance(v, int):
+        return E.ConstInt(v, other if other is not None and other.is_int else INDEX, span)
+    if isinstance(v, float):
+        return E.ConstFloat(v, other if other is not None and other.is_float else FP32, span)
+    return None
+
+
+def _scalar_operand(v: Any, other: Any) -> E.Expr:
+    if isinstance(v, DSLValue):
+        e = v.unwrap()
+        if not isinstance(e.type, ScalarType):
+            raise ParserTypeError(f"expected a scalar operand, got {_describe(v)}")
+        return e
+    other_dtype = (
+        other.type.dtype if isinstance(other, DSLValue) and isinstance(other.type, ScalarType) else None
+    )
+    e = literal(v, other_dtype)
+    if e is None:
+        raise ParserTypeError(f"cannot use {_describe(v)} in a scalar expression")
+    return e
+
+
+def scalar_binary(name: str, lhs: Any, rhs: Any) -> Any:
+    if not isinstance(lhs, DSLValue) and not isinstance(rhs, DSLValue):
+        return _fold(name, lhs, rhs)
+    a, b = _scalar_operand(lhs, rhs), _scalar_operand(rhs, lhs)
+    return wrap(SCALAR_EXPRS[name](a, b, span=current_span()))
+
+
+_PY_OPS = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "min": min,
+    "max": max,
+    "minimum": min,
+    "maximum": max,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+}
+
+
+def _fold(name: str, a: Any, b: Any) -> Any:
+    try:
+        return _PY_OPS[name](a, b)
+    except (ArithmeticError, TypeError) as e:
+        raise ParserTypeError(f"cannot evaluate {name} of {a!r} and {b!r} at parse time: {e}") from None
+
+
+_SHAPED_OPS = {"add", "sub", "mul", "div"}
+_REFLECTABLE = {"add", "mul"}
+
+
+def binary_operator(name: str, lhs: Any, rhs: Any) -> Any:
+    """`lhs <op> rhs` where at least one side is a DSL value."""
+    if namespace_of(lhs) or namespace_of(rhs):
+        if name not in _SHAPED_OPS:
+            raise ParserTypeError(
+                f"operator {name!r} is not defined on tiles / tensors",
+                hint="call the op explicitly, e.g. pl.cmp / pl.rem",
+            )
+        if not namespace_of(lhs):
+            if name not in _REFLECTABLE:
+                raise ParserTypeError(
+                    f"a scalar on the left of {name!r} with a tile/tensor is not supported",
+                    hint=f"write pl.{name}(tile, scalar) with the tile first",
+                )
+            lhs, rhs = rhs, lhs
+        return unified_call(name, (lhs, rhs), {})
+    return scalar_binary(name, lhs, rhs)
+
+
+def logical(name: str, operands: Sequence[Any]) -> Any:
+    """`a and b and c` / `a or b`: folded for constants, `And`/`Or` exprs otherwise."""
+    result = operands[0]
+    for v in operands[1:]:
+        if not isinstance(result, DSLValue) and not isinstance(v, DSLValue):
+            result = (result and v) if name == "and" else (result or v)
+        else:
+            result = wrap(SCALAR_EXPRS[name](_bool_operand(result), _bool_operand(v), span=current_span()))
+    return result
+
+
+def _bool_operand(v: Any) -> E.Expr:
+    return v.unwrap() if isinstance(v, DSLValue) else literal(bool(v), None)
+
+
+def unary_operator(name: str, v: Any) -> Any:
+    if namespace_of(v):
+        return unified_call(name, (v,), {})
+    if not isinstance(v, DSLValue):
+        return (-v) if name == "neg" else (not v)
+    cls = E.Neg if name == "neg" else E.Not
+    return wrap(cls(_scalar_operand(v, None), current_span()))
+
+
+# --- subscripts and shapes -----------------------------------------------------------------
+
+
+def _describe(v: Any) -> str:
+    from .values import _describe as describe
+
+    return describe(v)
+
+
+def _index(v: Any, what: str) -> Any:
+    if (
+        isinstance(v, bool)
+        or isinstance(v, float)
+        or (isinstance(v, DSLValue) and not (isinstance(v.type, ScalarType) and v.type.dtype.is_int))
+    ):
+        raise ParserTypeError(
+            f"{what} must be an integer, got {_describe(v)}",
+            hint="index with int literals or integer scalars",
+        )
+    if not isinstance(v, (int, DSLValue)):
+        raise ParserTypeError(f"{what} must be an integer, got {_describe(v)}")
+    return v
+
+
+def subscript(value: ShapedValue, key: Any) -> DSLValue:
+    """`x[a:b, :]` → slice op; `x[i, j]` → element read."""
+    keys = key if isinstance(key, tuple) else (key,)
+    shape = value.shape
+    if len(keys) > len(shape):
+        raise ParserTypeError(f"too many indices: {len(keys)} for a rank-{len(shape)} value")
+    if not any(isinstance(k, slice) for k in keys):
+        idx = [_index(k, "an index") for k in keys]
+        return unified_call("read", (value, idx), {})
+    offsets, sizes = slice_bounds(value, keys)
+    return unified_call("slice", (value, sizes, offsets), {})
+
+
+def slice_bounds(value: ShapedValue, keys: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """Offsets and extents of a subscript (`:` takes the whole dim, an int a unit dim)."""
+    shape = value.shape
+    offsets: list[Any] = []
+    sizes: list[Any] = []
+    for i, dim in enumerate(shape):
+        k = keys[i] if i < len(keys) else slice(None)
+        if isinstance(k, slice):
+            if k.step is not None:
+                raise ParserTypeError("slice steps are not supported in DSL subscripts")
+            start = 0 if k.start is None else _index(k.start, "a slice bound")
+            stop = dim if k.stop is None else _index(k.stop, "a slice bound")
+            offsets.append(start)
+            sizes.append(binary_operator("sub", stop, start) if start != 0 else stop)
+        else:
+            offsets.append(_index(k, "an index"))
+            sizes.append(1)
+    return offsets, sizes
+
+
+def dynamic_dim(value: ShapedValue, axis: int, dim: E.Expr) -> Any:
+    """A dynamic dim of `value`: `pl.tensor.dim(t, axis)` when registered, else the dim var."""
+    if isinstance(value, Tensor) and has_op("tensor.dim") and _ACTIVE:
+        return call_op("tensor.dim", (value, axis), {})
+    return wrap(dim)
+
+
+def as_bool_literal(v: Any) -> E.Expr:
+    e = v.unwrap() if isinstance(v, DSLValue) else literal(v, None)
+    if e is None or not isinstance(e.type, ScalarType):
+        raise ParserTypeError(f"a condition must be a scalar, got {_describe(v)}")
+    return e
+
+
+__all__ = [
+    "BOOL",
+    "ParseState",
+    "active_state",
+    "call_op",
+    "unified_call",
+    "binary_operator",
+    "unary_operator",
+    "logical",
+    "subscript",
+    "slice_bounds",
+    "literal",
+    "current_span",
+]

@@ -1,0 +1,222 @@
+"""Whole functions and programs: signatures first, then bodies."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedConstructError
+from ...ir.enums import FunctionType, Level, Role
+from ...ir.expr import Var
+from ...ir.function import Function, Program
+from ...ir.stmt import seq
+from ...ir.types import Type
+from ..dispatch import pop_state, push_state
+from ..values import annotation_spec
+from .expressions import MultiReturn, ProgramSelf, Signature
+from .scopes import ScopeParser
+from .source import Source
+
+
+@dataclass(frozen=True)
+class FunctionOptions:
+    """The keywords of `@pl.function(...)`."""
+
+    type: FunctionType = FunctionType.Opaque
+    level: Level | None = None
+    role: Role | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    auto_scope: bool = True
+    strict_ssa: bool = False
+    external_source: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type, FunctionType):
+            raise ParserTypeError(f"@pl.function type= takes a pl.FunctionType, got {self.type!r}")
+        if self.level is not None and not isinstance(self.level, Level):
+            raise ParserTypeError(f"@pl.function level= takes a pl.Level, got {self.level!r}")
+        if self.role is not None and not isinstance(self.role, Role):
+            raise ParserTypeError(f"@pl.function role= takes a pl.Role, got {self.role!r}")
+        if not isinstance(self.attrs, dict):
+            raise ParserTypeError(f"@pl.function attrs= takes a dict, got {self.attrs!r}")
+
+
+@dataclass
+class FunctionSource:
+    """One function to parse: its def node, where it came from, and its name scopes."""
+
+    fdef: ast.FunctionDef
+    src: Source
+    globals: dict[str, Any]
+    closure: dict[str, Any]
+    options: FunctionOptions
+    annotations: dict[str, Any] | None = None  # evaluated annotations of a live function object
+
+
+class FunctionParser(ScopeParser):
+    def __init__(self, fs: FunctionSource, program: ProgramSelf | None) -> None:
+        self.fs, self.src, self.globals, self.closure = fs, fs.src, fs.globals, fs.closure
+        self.program = program
+        opts = fs.options
+        self.strict_ssa, self.func_type = opts.strict_ssa, opts.type
+        self.in_core_function = opts.type.is_core
+        self.env = [{}]
+        self.blocks, self.yield_slots, self.block_kinds, self.scope_stack = [], [], [], []
+        self.loop_depth, self.prologue_open = 0, True
+        self.func_attrs: dict[str, Any] = {}
+        self.declared_returns, self.seen_returns = None, None
+        self.block_locals, self.inline_stack = set(), []
+
+    # --- signature ------------------------------------------------------------------------
+    def signature(self) -> Signature:
+        fdef = self.fs.fdef
+        a = fdef.args
+        extra = a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs
+        if extra:
+            node = a.vararg or a.kwarg or (a.kwonlyargs or a.posonlyargs)[0]
+            raise self.error(
+                UnsupportedConstructError, "DSL functions take plain positional parameters only", node
+            )
+        if a.defaults:
+            raise self.error(UnsupportedConstructError, "parameter defaults are not supported", a.defaults[0])
+        params = list(a.args)
+        if self.program is not None:
+            if not params or params[0].arg != "self":
+                raise self.error(
+                    ParserSyntaxError,
+                    f"program method {fdef.name!r} needs `self` as its first parameter",
+                    fdef,
+                )
+            params = params[1:]
+        push_state(self)
+        try:
+            vars_, dirs = [], []
+            for p in params:
+                if p.annotation is None:
+                    raise self.error(
+                        ParserTypeError,
+                        f"parameter {p.arg!r} needs a type annotation",
+                        p,
+                        hint="e.g. x: pl.Tensor[[64, 64], pl.FP32]",
+                    )
+                spec = self.annotation_value(p.arg, p.annotation)
+                var = Var(p.arg, spec.type, self.src.span(p))
+                self.env[-1][p.arg] = var
+                vars_.append(var)
+                dirs.append(spec.direction)
+            self.declared_returns = self.return_annotation(fdef)
+        finally:
+            pop_state()
+        return Signature(fdef.name, vars_, dirs, self.declared_returns or [])
+
+    def annotation_value(self, name: str, node: ast.expr) -> Any:
+        live = (self.fs.annotations or {}).get(name)
+        value = live if live is not None and not isinstance(live, str) else self.eval_static(node)
+        try:
+            return annotation_spec(value)
+        except ParserError as e:
+            raise self.locate(e, node) from None
+
+    def return_annotation(self, fdef: ast.FunctionDef) -> list[Type] | None:
+        node = fdef.returns
+        if node is None:
+            return None
+        live = (self.fs.annotations or {}).get("return")
+        value = live if live is not None and not isinstance(live, str) else self.eval_static(node)
+        if value is None:
+            return []
+        specs = value.specs if isinstance(value, MultiReturn) else [value]
+        try:
+            return [annotation_spec(s).type for s in specs]
+        except ParserError as e:
+            raise self.locate(e, node) from None
+
+    # --- body -----------------------------------------------------------------------------
+    def parse(self, sig: Signature) -> Function:
+        fdef, opts = self.fs.fdef, self.fs.options
+        attrs = dict(opts.attrs)
+        if opts.external_source is not None:
+            self.check_external(fdef)
+        push_state(self)
+        try:
+            self.blocks.append([])
+            self.block_kinds.append("function")
+            self.yield_slots.append(None)
+            for s in fdef.body:
+                self.parse_stmt(s)
+            body = seq(self.blocks.pop(), self.src.span(fdef.body[0]))
+        finally:
+            pop_state()
+        for k, v in self.func_attrs.items():
+            if k in attrs:
+                raise self.error(
+                    ParserSyntaxError,
+                    f"function attribute {k!r} is given by both attrs= and pl.func_attr",
+                    fdef,
+                )
+            attrs[k] = v
+        if not opts.auto_scope:
+            attrs["auto_scope"] = False
+        if opts.strict_ssa:
+            attrs["strict_ssa"] = True
+        if opts.external_source is not None:
+            attrs["external_source"] = str(opts.external_source)
+        returns = self.declared_returns if self.declared_returns is not None else (self.seen_returns or [])
+        return Function(
+            fdef.name,
+            sig.params,
+            sig.directions,
+            returns,
+            body,
+            opts.type,
+            opts.level,
+            opts.role,
+            attrs,
+            self.src.span(fdef),
+        )
+
+    def check_external(self, fdef: ast.FunctionDef) -> None:
+        if self.func_type not in (FunctionType.AIC, FunctionType.AIV):
+            raise self.error(
+                ParserSyntaxError, "external_source= is only valid on FunctionType.AIC / AIV functions", fdef
+            )
+        body = [
+            s
+            for s in fdef.body
+            if not (
+                isinstance(s, ast.Expr)
+                and isinstance(s.value, ast.Constant)
+                and isinstance(s.value.value, str)
+            )
+        ]
+        if len(body) != 1 or not (isinstance(body[0], ast.Expr) and body[0].value.value is Ellipsis):  # type: ignore
+            raise self.error(
+                ParserSyntaxError,
+                "a function with external_source= must have `...` as its body",
+                fdef.body[0],
+            )
+
+
+def parse_function(fs: FunctionSource) -> Function:
+    p = FunctionParser(fs, None)
+    return p.parse(p.signature())
+
+
+def parse_program(name: str, functions: list[FunctionSource], span: Any = None) -> Program:
+    """Parse every method's signature first (so `self.f(...)` resolves in any order), then bodies."""
+    signatures: dict[str, Signature] = {}
+    this = ProgramSelf(name, signatures)
+    parsers = []
+    for fs in functions:
+        p = FunctionParser(fs, this)
+        if fs.fdef.name in signatures:
+            raise p.error(ParserSyntaxError, f"program {name!r} defines {fs.fdef.name!r} twice", fs.fdef)
+        signatures[fs.fdef.name] = p.signature()
+        parsers.append(p)
+    out = []
+    for p in parsers:
+        p.env[0]["self"] = this
+        out.append(p.parse(signatures[p.fs.fdef.name]))
+    return Program(name, out, span)

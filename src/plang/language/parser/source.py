@@ -1,0 +1,90 @@
+"""Where DSL source comes from: a function object, a class, or a string; spans into it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+from typing import Any
+
+from ...errors import ParserError, ParserSyntaxError
+from ...ir.span import Span
+
+
+class Source:
+    """A parsed snippet of user source plus the offsets that map it back to the file."""
+
+    __slots__ = ("filename", "raw_lines", "line_offset", "col_offset", "tree", "source_map")
+
+    def __init__(
+        self,
+        text: str,
+        filename: str,
+        line_offset: int = 0,
+        source_map: dict[int, tuple[str, int, int]] | None = None,
+    ) -> None:
+        self.source_map = source_map
+        raw = text.splitlines()
+        dedented = textwrap.dedent(text)
+        first = next((ln for ln in raw if ln.strip()), "")
+        self.col_offset = len(first) - len(first.lstrip()) if dedented != text else 0
+        self.filename, self.raw_lines, self.line_offset = filename, raw, line_offset
+        try:
+            self.tree = ast.parse(dedented, filename)
+        except SyntaxError as e:
+            span = Span(
+                filename, (e.lineno or 1) + line_offset, max((e.offset or 1) - 1, 0) + self.col_offset
+            )
+            raise self.locate(ParserSyntaxError(f"invalid Python syntax: {e.msg}"), span) from None
+
+    def span(self, node: ast.AST) -> Span:
+        lo, co = self.line_offset, self.col_offset
+        if self.source_map and node.lineno + lo in self.source_map:
+            file, line, col = self.source_map[node.lineno + lo]
+            width = (node.end_col_offset or node.col_offset) - node.col_offset
+            return Span(file, line, col, line, col + max(width, 0))
+        return Span(
+            self.filename,
+            node.lineno + lo,
+            node.col_offset + co,
+            (node.end_lineno or node.lineno) + lo,
+            (node.end_col_offset or node.col_offset) + co,
+        )
+
+    def line_text(self, file_line: int, filename: str | None = None) -> str | None:
+        if filename is not None and filename != self.filename:
+            return linecache.getline(filename, file_line) or None
+        i = file_line - self.line_offset - 1
+        return self.raw_lines[i] if 0 <= i < len(self.raw_lines) else None
+
+    def locate(self, err: ParserError, span: Span) -> ParserError:
+        """Give `err` a span (when it has none yet) and the source line under it."""
+        if not err.span.is_known:
+            err.span = span
+        if err.source_line is None:
+            err.source_line = self.line_text(err.span.begin_line, err.span.filename)
+        return err
+
+
+_CACHE: dict[Any, tuple[Source, ast.AST]] = {}
+
+
+def source_of(obj: Any) -> tuple[Source, ast.FunctionDef | ast.ClassDef]:
+    """The `Source` of a function or class object and its def node (cached per code object)."""
+    key = getattr(obj, "__code__", obj)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    try:
+        lines, first = inspect.getsourcelines(obj)
+        filename = inspect.getsourcefile(obj) or "<unknown>"
+    except (OSError, TypeError) as e:
+        raise ParserSyntaxError(
+            f"cannot read the source of {getattr(obj, '__qualname__', obj)!r}: {e}",
+            hint="define DSL functions in a file, or pass source text to pl.parse",
+        ) from None
+    src = Source("".join(lines), filename, max(first, 1) - 1)
+    node = next(n for n in src.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+    _CACHE[key] = (src, node)
+    return src, node

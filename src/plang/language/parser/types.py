@@ -1,0 +1,59 @@
+"""Type comparisons the parser needs: exact sameness and annotation compatibility."""
+
+from __future__ import annotations
+
+from ...ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, shapes_equal
+
+
+def same_type(a: Type, b: Type) -> bool:
+    """Structurally identical types (dims compared by value / variable)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ScalarType):
+        return a.dtype is b.dtype
+    if isinstance(a, TensorType):
+        return a.dtype is b.dtype and a.layout is b.layout and shapes_equal(a.shape, b.shape)
+    if isinstance(a, TileType):
+        return (
+            a.dtype is b.dtype
+            and a.memory_space is b.memory_space
+            and shapes_equal(a.shape, b.shape)
+            and _same_valid(a.valid_shape, b.valid_shape)
+        )
+    if isinstance(a, TupleType):
+        return len(a.types) == len(b.types) and all(same_type(x, y) for x, y in zip(a.types, b.types))
+    if isinstance(a, ArrayType):
+        return a.extent == b.extent and a.dtype is b.dtype
+    return True
+
+
+def _same_valid(a, b) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and shapes_equal(a, b))
+
+
+def merge_annotation(ann: Type, actual: Type) -> Type | None:
+    """The type a name annotated `ann` gets for a value of type `actual`, or None when they
+    disagree. Shape and dtype must match; details the annotation leaves out (memory space,
+    valid shape, layout) come from the value."""
+    if type(ann) is not type(actual):
+        return None
+    if isinstance(ann, ScalarType):
+        return ann if ann.dtype is actual.dtype else None
+    if isinstance(ann, TensorType):
+        if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
+            return None
+        from ...ir.enums import TensorLayout
+
+        return ann if ann.layout is not TensorLayout.ND or actual.layout is TensorLayout.ND else actual
+    if isinstance(ann, TileType):
+        if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
+            return None
+        mem = ann.memory_space or actual.memory_space
+        valid = ann.valid_shape if ann.valid_shape is not None else actual.valid_shape
+        return TileType(ann.shape, ann.dtype, mem, valid)
+    if isinstance(ann, TupleType):
+        if len(ann.types) != len(actual.types):
+            return None
+        parts = [merge_annotation(a, b) for a, b in zip(ann.types, actual.types)]
+        return None if any(p is None for p in parts) else TupleType(parts)  # type: ignore[arg-type]
+    return ann if same_type(ann, actual) else None

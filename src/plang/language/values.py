@@ -1,0 +1,394 @@
+"""DSL values and type annotations: `pl.Tensor`, `pl.Tile`, `pl.Scalar`, `pl.Tuple`, ...
+
+Each class plays two roles. Subscripted (`pl.Tensor[[64, 128], pl.FP32]`) it is a type
+annotation and yields a `TypeSpec`. Instantiated by the parser it wraps an IR expression,
+and Python operators / subscripts on it build IR through `dispatch`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dtypes import INDEX, TASK_ID, DataType
+from ..errors import ParserTypeError
+from ..ir.enums import MemorySpace, ParamDirection, TensorLayout
+from ..ir.expr import Expr, Var
+from ..ir.types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type, dim_value
+
+
+class TypeSpec:
+    """A resolved annotation: an IR type and a parameter direction."""
+
+    __slots__ = ("type", "direction")
+
+    def __init__(self, type: Type, direction: ParamDirection = ParamDirection.In) -> None:
+        self.type, self.direction = type, direction
+
+    def __repr__(self) -> str:
+        return f"TypeSpec({self.type!r}, {self.direction.name})"
+
+
+class TileView:
+    """`pl.TileView(valid_shape=[..])`: the valid region of a tile annotation."""
+
+    __slots__ = ("valid_shape",)
+
+    def __init__(self, valid_shape: Any = None) -> None:
+        self.valid_shape = None if valid_shape is None else _dims(valid_shape, "valid_shape")
+
+
+def _dim(d: Any) -> Any:
+    if isinstance(d, bool) or isinstance(d, float):
+        raise ParserTypeError(f"a shape dimension must be an integer, got {d!r}")
+    if isinstance(d, int):
+        return d
+    if isinstance(d, DSLValue) and isinstance(d.type, ScalarType) and d.type.dtype.is_int:
+        return d.unwrap()
+    if isinstance(d, Expr) and isinstance(d.type, ScalarType):
+        return d
+    raise ParserTypeError(f"a shape dimension must be an int or a pl.dynamic dim, got {_describe(d)}")
+
+
+def _dims(dims: Any, what: str = "shape") -> list[Any]:
+    if not isinstance(dims, (list, tuple)):
+        raise ParserTypeError(f"{what} must be a list of dimensions, got {_describe(dims)}")
+    return [_dim(d) for d in dims]
+
+
+def _describe(v: Any) -> str:
+    if isinstance(v, DSLValue):
+        from ..ir.types import describe_type
+
+        return describe_type(v.type)
+    return f"{type(v).__name__} {v!r}"
+
+
+def _items(item: Any) -> tuple[Any, ...]:
+    return item if isinstance(item, tuple) else (item,)
+
+
+def _need_dtype(v: Any, what: str) -> DataType:
+    if not isinstance(v, DataType):
+        raise ParserTypeError(f"{what} needs a dtype such as pl.FP32, got {_describe(v)}")
+    return v
+
+
+class DSLValue:
+    """An IR expression seen from DSL code (what `x` is while the parser evaluates `x + 1`)."""
+
+    __slots__ = ("_expr",)
+    __hash__ = object.__hash__
+
+    def __init__(self, expr: Expr) -> None:
+        self._expr = expr
+
+    def unwrap(self) -> Expr:
+        """The underlying IR expression."""
+        return self._expr
+
+    @property
+    def type(self) -> Type:
+        return self._expr.type
+
+    def __bool__(self) -> bool:
+        raise ParserTypeError(
+            "a DSL value has no Python truth value at parse time",
+            hint="use it in an `if`/`pl.cond` condition of the DSL body, or compare it explicitly",
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._expr!r}>"
+
+    # Python operators; `dispatch` decides between tile / tensor ops and scalar expressions.
+    def _bin(self, name: str, other: Any, reflected: bool = False) -> DSLValue:
+        from .dispatch import binary_operator
+
+        return binary_operator(name, other, self) if reflected else binary_operator(name, self, other)
+
+    def __add__(self, o):
+        return self._bin("add", o)
+
+    def __radd__(self, o):
+        return self._bin("add", o, True)
+
+    def __sub__(self, o):
+        return self._bin("sub", o)
+
+    def __rsub__(self, o):
+        return self._bin("sub", o, True)
+
+    def __mul__(self, o):
+        return self._bin("mul", o)
+
+    def __rmul__(self, o):
+        return self._bin("mul", o, True)
+
+    def __truediv__(self, o):
+        return self._bin("div", o)
+
+    def __rtruediv__(self, o):
+        return self._bin("div", o, True)
+
+    def __floordiv__(self, o):
+        return self._bin("floordiv", o)
+
+    def __rfloordiv__(self, o):
+        return self._bin("floordiv", o, True)
+
+    def __mod__(self, o):
+        return self._bin("mod", o)
+
+    def __rmod__(self, o):
+        return self._bin("mod", o, True)
+
+    def __pow__(self, o):
+        return self._bin("pow", o)
+
+    def __rpow__(self, o):
+        return self._bin("pow", o, True)
+
+    def __eq__(self, o):
+        return self._bin("eq", o)  # type: ignore[override]
+
+    def __ne__(self, o):
+        return self._bin("ne", o)  # type: ignore[override]
+
+    def __lt__(self, o):
+        return self._bin("lt", o)
+
+    def __le__(self, o):
+        return self._bin("le", o)
+
+    def __gt__(self, o):
+        return self._bin("gt", o)
+
+    def __ge__(self, o):
+        return self._bin("ge", o)
+
+    def __neg__(self):
+        from .dispatch import unary_operator
+
+        return unary_operator("neg", self)
+
+
+class ShapedValue(DSLValue):
+    __slots__ = ()
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type.dtype
+
+    @property
+    def shape(self) -> list[Any]:
+        """Static dims as ints; a dynamic dim as a scalar (`pl.tensor.dim` on tensors)."""
+        from .dispatch import dynamic_dim
+
+        return [
+            dim_value(d) if dim_value(d) is not None else dynamic_dim(self, i, d)
+            for i, d in enumerate(self.type.shape)
+        ]
+
+    def __getitem__(self, key: Any) -> DSLValue:
+        from .dispatch import subscript
+
+        return subscript(self, key)
+
+
+class Tensor(ShapedValue):
+    """A DDR tensor: `pl.Tensor[[dims], dtype]` or `pl.Tensor[[dims], dtype, layout]`."""
+
+    __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> TypeSpec:
+        parts = _items(item)
+        if len(parts) not in (2, 3):
+            raise ParserTypeError(
+                f"pl.Tensor takes [shape, dtype] or [shape, dtype, layout], got {len(parts)} items"
+            )
+        layout = parts[2] if len(parts) == 3 else TensorLayout.ND
+        if not isinstance(layout, TensorLayout):
+            raise ParserTypeError(
+                f"pl.Tensor layout must be a TensorLayout such as pl.NZ, got {_describe(layout)}"
+            )
+        return TypeSpec(TensorType(_dims(parts[0]), _need_dtype(parts[1], "pl.Tensor"), layout))
+
+    @property
+    def layout(self) -> TensorLayout:
+        return self.type.layout
+
+    def bind_dynamic(self, dim: int, var: Any) -> None:
+        """Marks a dim dynamic for `@pl.jit` specialization; no IR of its own."""
+
+
+class Tile(ShapedValue):
+    """An on-chip tile: `pl.Tile[[dims], dtype(, memory_space)(, pl.TileView(..))]`."""
+
+    __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> TypeSpec:
+        parts = _items(item)
+        if len(parts) < 2:
+            raise ParserTypeError("pl.Tile takes [shape, dtype, optional memory space, optional TileView]")
+        mem, view = None, None
+        for extra in parts[2:]:
+            if isinstance(extra, MemorySpace) and mem is None:
+                mem = extra
+            elif isinstance(extra, TileView) and view is None:
+                view = extra
+            else:
+                raise ParserTypeError(
+                    f"unexpected pl.Tile annotation item {_describe(extra)}",
+                    hint="write pl.Tile[[rows, cols], dtype, pl.Mem.Vec, pl.TileView(valid_shape=[..])]",
+                )
+        return TypeSpec(
+            TileType(
+                _dims(parts[0]),
+                _need_dtype(parts[1], "pl.Tile"),
+                mem,
+                None if view is None else view.valid_shape,
+            )
+        )
+
+    @property
+    def memory_space(self) -> MemorySpace | None:
+        return self.type.memory_space
+
+
+class Scalar(DSLValue):
+    """A scalar value: `pl.Scalar[pl.INT32]`."""
+
+    __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> TypeSpec:
+        return TypeSpec(ScalarType(_need_dtype(item, "pl.Scalar")))
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type.dtype
+
+
+class TupleValue(DSLValue):
+    """A tuple-typed IR value (multi-result calls); index it or unpack it."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return len(self.type.types)
+
+    def __getitem__(self, index: Any) -> DSLValue:
+        from ..ir.expr import TupleGetItem
+
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ParserTypeError(f"a tuple index must be an int literal, got {_describe(index)}")
+        if not -len(self) <= index < len(self):
+            raise ParserTypeError(f"tuple index {index} out of range for a {len(self)}-tuple")
+        from .dispatch import current_span
+
+        return wrap(TupleGetItem(self._expr, index % len(self), current_span()))
+
+
+class Tuple:
+    """Annotation only: `pl.Tuple[T1, T2]` is one tuple-typed value."""
+
+    def __class_getitem__(cls, item: Any) -> TypeSpec:
+        return TypeSpec(TupleType([annotation_type(t) for t in _items(item)]))
+
+
+class Array(DSLValue):
+    """A small on-core array of scalars: `pl.Array[16, pl.INT32]`."""
+
+    __slots__ = ()
+
+    def __class_getitem__(cls, item: Any) -> TypeSpec:
+        parts = _items(item)
+        if len(parts) != 2 or isinstance(parts[0], bool) or not isinstance(parts[0], int):
+            raise ParserTypeError("pl.Array takes [extent, dtype] with an int extent")
+        return TypeSpec(ArrayType(parts[0], _need_dtype(parts[1], "pl.Array")))
+
+    def __getitem__(self, index: Any) -> DSLValue:
+        from .dispatch import call_op
+
+        return call_op("array.get_element", (self, index), {})
+
+
+class Ptr:
+    """Annotation only: an opaque pointer (`pl.Ptr`)."""
+
+
+class _Direction:
+    direction = ParamDirection.In
+
+    def __class_getitem__(cls, item: Any) -> TypeSpec:
+        if not isinstance(item, TypeSpec) or item.direction is not ParamDirection.In:
+            raise ParserTypeError(f"pl.{cls.__name__}[...] wraps a type such as pl.Tensor[[64], pl.FP32]")
+        return TypeSpec(item.type, cls.direction)
+
+
+class Out(_Direction):
+    """Parameter direction: the function writes this argument."""
+
+    direction = ParamDirection.Out
+
+
+class InOut(_Direction):
+    """Parameter direction: the function reads and writes this argument."""
+
+    direction = ParamDirection.InOut
+
+
+class DynVar(Scalar):
+    """A dynamic dimension created by `pl.dynamic("M")`; one IR `Var` per DynVar."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ParserTypeError(f"pl.dynamic needs an identifier name, got {name!r}")
+        super().__init__(Var(name, ScalarType(INDEX)))
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name: str) -> DynVar:
+    """A dynamic dimension usable in shape annotations: `M = pl.dynamic("M")`."""
+    return DynVar(name)
+
+
+TaskId = Scalar[TASK_ID]
+
+
+def annotation_type(obj: Any) -> Type:
+    """The IR type an annotation object stands for."""
+    return annotation_spec(obj).type
+
+
+def annotation_spec(obj: Any) -> TypeSpec:
+    if isinstance(obj, TypeSpec):
+        return obj
+    if obj is Ptr:
+        return TypeSpec(PtrType())
+    if obj in (Tensor, Tile, Scalar, Array, Tuple):
+        raise ParserTypeError(
+            f"bare pl.{obj.__name__} annotation has no shape or dtype",
+            hint=f"write pl.{obj.__name__}[...] with its shape and dtype",
+        )
+    raise ParserTypeError(
+        f"{_describe(obj)} is not a DSL type annotation",
+        hint="use pl.Tensor[[..], dtype], pl.Tile[..], pl.Scalar[dtype], ...",
+    )
+
+
+_WRAPPERS: dict[type, type[DSLValue]] = {
+    TensorType: Tensor,
+    TileType: Tile,
+    ScalarType: Scalar,
+    TupleType: TupleValue,
+    ArrayType: Array,
+}
+
+
+def wrap(expr: Expr) -> DSLValue:
+    """The DSL value class matching an expression's type."""
+    return _WRAPPERS.get(type(expr.type), DSLValue)(expr)

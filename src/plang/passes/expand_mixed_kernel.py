@@ -1,0 +1,359 @@
+"""ExpandMixedKernel: an InCore function becomes the kernels of one core group.
+
+A function with only vector work becomes an AIV kernel, one with only cube work an AIC
+kernel. A function mixing both is split into `<name>_aic` (the cube statements) and
+`<name>_aiv` (the vector statements) plus a Group function keeping the original name
+and signature, which calls both. Scalar work and control flow are kept on both sides.
+
+Every tile produced on one side and read on the other crosses on the core group's pipe:
+the producer pushes it (`tile.tpush_to_aiv` / `tile.tpush_to_aic`), the consumer pops it
+(`tile.tpop_from_aic` / `tile.tpop_from_aiv`) at the same program point, and frees the
+slot after its last use in that block (`tile.tfree_to_aic` / `tile.tfree_to_aiv`). A tile
+whose only cross-side use is a `tile.move` crosses at that move. The named crossings of a
+`split_aiv` region (`aiv_shard` / `aic_gather`) become a push / pop pair with the region's
+split code; the region itself becomes its body on the AIV side, with the lane index bound
+by `tile.get_subblock_idx()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.enums import FunctionType, MemorySpace
+from ..ir.expr import Call, ConstInt, Expr, GlobalVar, TupleGetItem, Var
+from ..ir.function import Function, Program
+from ..ir.ops import make_call
+from ..ir.ops.common import VOID
+from ..ir.stmt import (
+    Assign,
+    Eval,
+    For,
+    If,
+    Return,
+    Scope,
+    SeqStmts,
+    SplitAivScope,
+    Stmt,
+    While,
+    Yield,
+    flatten,
+    seq,
+)
+from ..ir.types import TensorType, TileType, TupleType
+from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, stmt_side
+from .analysis.memory_effects import alias_roots
+from .analysis.var_rewrite import VarRewriter
+from .analysis.var_uses import expr_vars, stmt_exprs, walk_stmts
+from .diagnostics import PassError
+from .framework import Pass, register_pass
+from .properties import register_property
+
+OTHER = {Side.CUBE: Side.VECTOR, Side.VECTOR: Side.CUBE}
+PUSH = {Side.CUBE: "tile.tpush_to_aiv", Side.VECTOR: "tile.tpush_to_aic"}
+POP = {Side.CUBE: "tile.tpop_from_aiv", Side.VECTOR: "tile.tpop_from_aic"}  # by consumer side
+FREE = {Side.CUBE: "tile.tfree_to_aiv", Side.VECTOR: "tile.tfree_to_aic"}
+EXPLICIT = ("tile.aiv_shard", "tile.aic_gather")
+
+
+def _is_tile(v: Any) -> bool:
+    return isinstance(v, Var) and isinstance(v.type, TileType)
+
+
+class _Analysis:
+    """Sides of definitions and the tiles that cross between the sides."""
+
+    def __init__(self, fn: Function) -> None:
+        self.def_side: dict[Var, Side] = {}
+        self.sides: set[Side] = set()
+        for s in walk_stmts(fn.body):
+            call = leaf_call(s)
+            if call is None:
+                continue
+            side = stmt_side(s)
+            self.sides.add(side)
+            if isinstance(s, Assign):
+                self.def_side[s.var] = side
+        for s in walk_stmts(fn.body):  # carried tiles live where their yields are produced
+            if isinstance(s, (For, While)):
+                y = _trailing_yield(s.body)
+                for i, (a, rv) in enumerate(zip(s.iter_args, s.return_vars)):
+                    side = self.side_of(y.values[i]) if y is not None else self.side_of(a.init)
+                    if _is_tile(a) and side is Side.BOTH:
+                        side = self.side_of(a.init)
+                    self.def_side[a] = self.def_side[rv] = side
+        # a crossing is a tile defined on one side and read by a statement of the other;
+        # `at_use` holds the crossings whose only cross-side reader is a tile.move
+        uses: dict[Var, list[Stmt]] = {}
+        for s in walk_stmts(fn.body):
+            call = leaf_call(s)
+            side = stmt_side(s) if call is not None else Side.BOTH
+            if side is Side.BOTH or (call is not None and call.op.name in EXPLICIT):
+                continue
+            for e in stmt_exprs(s):
+                for v in expr_vars(e):
+                    if _is_tile(v) and self.def_side.get(v) is OTHER[side]:
+                        uses.setdefault(v, []).append(s)
+        self.crossing: set[Var] = set(uses)
+        self.at_use: dict[Stmt, Var] = {}
+        for v, readers in uses.items():
+            if len(readers) == 1 and leaf_call(readers[0]).op.name == "tile.move":
+                self.at_use[readers[0]] = v
+        self.cross_at_def = self.crossing - set(self.at_use.values())
+
+    def side_of(self, e: Expr) -> Side:
+        return self.def_side.get(e, Side.BOTH) if isinstance(e, Var) else Side.BOTH
+
+
+def _trailing_yield(s: Stmt) -> Yield | None:
+    stmts = flatten(s)
+    return stmts[-1] if stmts and isinstance(stmts[-1], Yield) else None
+
+
+class _Projector(VarRewriter):
+    """The statements of one side, with pipe transfers at every crossing."""
+
+    def __init__(self, info: _Analysis, side: Side, aliases: dict[Var, Var]) -> None:
+        super().__init__(fresh=True)
+        self.info, self.side, self.aliases = info, side, aliases
+        self.pops: list[Var] = []
+
+    # -- pipe transfers ---------------------------------------------------------
+    def push(self, v: Var, split: int) -> Stmt:
+        return Eval(make_call(PUSH[self.side], [self.expr(v)], {"split": split}, v.span), v.span)
+
+    def pop(self, v: Var, split: int) -> list[Stmt]:
+        t: TileType = v.type
+        call = make_call(POP[self.side], [], {"shape": list(t.shape), "dtype": t.dtype,
+                                                       "split": split}, v.span)
+        popped = Var(v.name, call.type, v.span)
+        self.mapping[v] = popped
+        self.pops.append(popped)
+        return [Assign(popped, call, v.span)]
+
+    def transfer(self, v: Var, produced_here: bool, split: int = 0) -> list[Stmt]:
+        return [self.push(v, split)] if produced_here else self.pop(v, split)
+
+    # -- statements -------------------------------------------------------------
+    def stmt_SeqStmts(self, s: SeqStmts) -> Stmt:
+        out: list[Stmt] = []
+        start = len(self.pops)
+        for x in s.stmts:
+            out.extend(self.project(x))
+        fresh_pops, self.pops = self.pops[start:], self.pops[:start]
+        for p in fresh_pops:
+            _insert_free(out, p, FREE[self.side])
+        return seq(out, s.span) if out else SeqStmts([], s.span)
+
+    def project(self, s: Stmt) -> list[Stmt]:
+        if isinstance(s, (SeqStmts,)):
+            return flatten(self.stmt(s))
+        if isinstance(s, (For, While, If)):
+            return self.compound(s)
+        if isinstance(s, SplitAivScope):
+            return self.region(s)
+        if isinstance(s, Scope):
+            return flatten(self.stmt(_block(s.body)))
+        call = leaf_call(s)
+        if call is None:
+            return [self.stmt(s)]
+        if call.op.name in EXPLICIT:
+            return self.named_crossing(s, call)
+        side = stmt_side(s)
+        out: list[Stmt] = []
+        crossing = self.info.at_use.get(s)
+        if crossing is not None:  # the other side's tile arrives here, at the move
+            out += self.transfer(crossing, self.info.def_side[crossing] is self.side)
+        if side is Side.BOTH or side is self.side:
+            new = self.stmt(s)
+            if crossing is not None and self.side is Side.VECTOR and call.kwargs.get("target_memory") \
+                    is MemorySpace.Vec:
+                popped = self.mapping[crossing]  # pops land in Vec already: no move needed
+                self.mapping[s.var] = popped
+                return out
+            out.append(new)
+            if isinstance(s, Assign) and s.var in self.info.cross_at_def:
+                out += self.transfer(s.var, True)
+            return out
+        # the other side's statement: keep only what this side must see of it
+        if isinstance(s, Assign):
+            if s.var in self.info.cross_at_def:
+                out += self.transfer(s.var, False)
+            elif isinstance(s.var.type, TensorType) and s.var in self.aliases:
+                self.mapping[s.var] = self.expr(self.aliases[s.var])
+        return out
+
+    def named_crossing(self, s: Stmt, call: Call) -> list[Stmt]:
+        split = SPLIT_CODE[call.kwargs.get("mode").name] if call.kwargs.get("mode") else 0
+        src = call.args[0]
+        shard = call.op.name == "tile.aiv_shard"
+        producer = Side.CUBE if shard else Side.VECTOR
+        assert isinstance(s, Assign)
+        if self.side is producer:
+            return [self.push(src, split)]
+        return self.pop(s.var, split)
+
+    def region(self, s: SplitAivScope) -> list[Stmt]:
+        if self.side is Side.VECTOR:
+            lane = Var(s.lane_var.name, s.lane_var.type, s.lane_var.span)
+            self.mapping[s.lane_var] = lane
+            bind = Assign(lane, make_call("tile.get_subblock_idx", span=s.span), s.span)
+            return [bind, *flatten(self.stmt(_block(s.body)))]
+        self.mapping[s.lane_var] = ConstInt(0)
+        return flatten(self.stmt(_block(s.body)))
+
+    def compound(self, s: For | While | If) -> list[Stmt]:
+        if not _has_work(s, self.side, self.info):
+            return []
+        keep = [not _is_tile(v) or self.info.def_side.get(v, Side.BOTH) in (self.side, Side.BOTH)
+                for v in s.return_vars]
+        if not all(keep):
+            s = _drop_carried(s, keep)
+        new = self.stmt(_as_blocks(s))
+        out = [new]
+        for rv in s.return_vars:
+            if rv in self.info.cross_at_def:
+                out += self.transfer(rv, self.info.def_side[rv] is self.side)
+        return out
+
+
+def _has_work(s: Stmt, side: Side, info: _Analysis) -> bool:
+    """`s` holds statements or crossings of `side` (or only work both sides do)."""
+    leaves = [x for x in walk_stmts(s) if leaf_call(x) is not None]
+    if all(stmt_side(x) is Side.BOTH for x in leaves):
+        return True
+    for x in leaves:
+        call = leaf_call(x)
+        if stmt_side(x) is side or call.op.name in EXPLICIT or x in info.at_use:
+            return True
+        if isinstance(x, Assign) and x.var in info.cross_at_def:
+            return True
+    return any(v in info.cross_at_def for v in getattr(s, "return_vars", ()))
+
+
+def _block(s: Stmt) -> SeqStmts:
+    return s if isinstance(s, SeqStmts) else SeqStmts(flatten(s), s.span)
+
+
+def _as_blocks(s: For | While | If) -> Stmt:
+    """`s` with every body a `SeqStmts`, so each goes through the per-block projection."""
+    if isinstance(s, If):
+        return s.replace(then_body=_block(s.then_body),
+                         else_body=None if s.else_body is None else _block(s.else_body))
+    return s.replace(body=_block(s.body))
+
+
+def _drop_carried(s: For | While | If, keep: list[bool]) -> Stmt:
+    """`s` without the carried values this side does not hold."""
+    def strip(body: Stmt) -> Stmt:
+        stmts = flatten(body)
+        if stmts and isinstance(stmts[-1], Yield):
+            y = stmts[-1]
+            stmts[-1] = y.replace(values=tuple(v for v, k in zip(y.values, keep) if k))
+        return seq(stmts, body.span)
+
+    rvs = tuple(v for v, k in zip(s.return_vars, keep) if k)
+    if isinstance(s, If):
+        return s.replace(then_body=strip(s.then_body),
+                         else_body=None if s.else_body is None else strip(s.else_body), return_vars=rvs)
+    ias = tuple(a for a, k in zip(s.iter_args, keep) if k)
+    return s.replace(iter_args=ias, return_vars=rvs, body=strip(s.body))
+
+
+def _insert_free(stmts: list[Stmt], popped: Var, op: str) -> None:
+    """Free `popped`'s slot right after the last statement of `stmts` that reads it."""
+    last = -1
+    for i, s in enumerate(stmts):
+        if any(popped in expr_vars(e) for x in walk_stmts(s) for e in stmt_exprs(x)):
+            last = i
+    if last < 0 or isinstance(stmts[last], (Yield, Return)):
+        return
+    stmts.insert(last + 1, Eval(make_call(op, [popped], span=popped.span), popped.span))
+
+
+def _kernel(fn: Function, name: str, side: Side, info: _Analysis, aliases: dict[Var, Var],
+            returns: list[int]) -> Function:
+    proj = _Projector(info, side, aliases)
+    params = [proj.bind(p) for p in fn.params]
+    body = flatten(proj.stmt(_block(fn.body)))
+    if body and isinstance(body[-1], Return):
+        ret = body.pop()
+        if returns:
+            body.append(ret.replace(values=tuple(ret.values[i] for i in returns)))
+    ftype = FunctionType.AIC if side is Side.CUBE else FunctionType.AIV
+    return Function(name, params, fn.param_directions, [fn.return_types[i] for i in returns],
+                    seq(body, fn.body.span), ftype, fn.level, fn.role, fn.attrs, fn.span)
+
+
+def expand(fn: Function) -> list[Function]:
+    info = _Analysis(fn)
+    if Side.CUBE not in info.sides:
+        return [_kernel(fn, fn.name, Side.VECTOR, info, {}, list(range(len(fn.return_types))))]
+    if Side.VECTOR not in info.sides:
+        return [_kernel(fn, fn.name, Side.CUBE, info, {}, list(range(len(fn.return_types))))]
+    aliases = alias_roots(fn.body, {})
+    ret = next((s for s in reversed(flatten(fn.body)) if isinstance(s, Return)), None)
+    values = list(ret.values) if ret is not None else []
+    cube = [i for i, v in enumerate(values) if info.side_of(v) is Side.CUBE]
+    vector = [i for i in range(len(values)) if i not in cube]
+    aic = _kernel(fn, f"{fn.name}_aic", Side.CUBE, info, aliases, cube)
+    aiv = _kernel(fn, f"{fn.name}_aiv", Side.VECTOR, info, aliases, vector)
+    return [aic, aiv, _group(fn, aic, aiv, cube, vector)]
+
+
+def _group(fn: Function, aic: Function, aiv: Function, cube: list[int], vector: list[int]) -> Function:
+    rw = VarRewriter(fresh=True)
+    params = [rw.bind(p) for p in fn.params]
+    stmts: list[Stmt] = []
+    results: dict[int, Expr] = {}
+    for kernel, positions in ((aic, cube), (aiv, vector)):
+        rtype = kernel.return_types[0] if len(positions) == 1 else TupleType(kernel.return_types) \
+            if positions else VOID
+        call = Call(GlobalVar(kernel.name, fn.span), params, {}, rtype, fn.span)
+        if not positions:
+            stmts.append(Eval(call, fn.span))
+            continue
+        r = Var(f"{kernel.name}_out", rtype, fn.span)
+        stmts.append(Assign(r, call, fn.span))
+        if len(positions) == 1:
+            results[positions[0]] = r
+        else:
+            for k, i in enumerate(positions):
+                v = Var(f"r{i}", fn.return_types[i], fn.span)
+                stmts.append(Assign(v, TupleGetItem(r, k, fn.span), fn.span))
+                results[i] = v
+    if results:
+        stmts.append(Return([results[i] for i in range(len(results))], fn.span))
+    return Function(fn.name, params, fn.param_directions, fn.return_types, seq(stmts, fn.span),
+                    FunctionType.Group, fn.level, fn.role, fn.attrs, fn.span)
+
+
+@register_pass
+class ExpandMixedKernel(Pass):
+    name = "ExpandMixedKernel"
+    required = frozenset({"TileMemoryInferred"})
+    produced = frozenset({"MixedKernelExpanded"})
+
+    def run(self, program: Program) -> Program:
+        out: list[Function] = []
+        changed = False
+        for fn in program.functions.values():
+            if fn.func_type is FunctionType.InCore:
+                out.extend(expand(fn))
+                changed = True
+            else:
+                out.append(fn)
+        return program.with_functions(out) if changed else program
+
+
+def check_expanded(program: Program) -> None:
+    for fn in program.functions.values():
+        if fn.func_type is FunctionType.InCore:
+            raise PassError(f"InCore function {fn.name!r} has not been split into AIC / AIV kernels",
+                            fn.span)
+        for s in walk_stmts(fn.body):
+            if isinstance(s, SplitAivScope):
+                raise PassError(f"split_aiv region left in {fn.name!r}", s.span)
+
+
+register_property("MixedKernelExpanded", check_expanded,
+                  "InCore functions are AIC / AIV kernels (and Group functions); no split_aiv region is left")

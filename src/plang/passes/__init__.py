@@ -32,6 +32,9 @@ def _import_pass_modules() -> None:
 
 
 _import_pass_modules()
+# A pass module shares its pass's snake name (convert_to_ssa.py holds ConvertToSSA); the
+# package attribute is the pass class, the module stays importable through sys.modules.
+globals().update({snake_name(name): cls for name, cls in PASSES.items()})
 
 
 def __getattr__(name: str) -> type[Pass]:

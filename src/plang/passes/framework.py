@@ -7,6 +7,7 @@ and as `plang.passes.<snake_name>` (e.g. `plang.passes.convert_to_ssa()(program)
 A pass never imports another pass; shared analyses live in `passes/analysis/`.
 
 `FunctionPass` is the common case: it maps `run_on_function` over every function.
+`define_verifier(name, check)` registers a property and a verifier pass of that name.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import ClassVar
 
 from ..ir.function import Function, Program
 from .diagnostics import PassError
-from .properties import get_property
+from .properties import Check, get_property, register_property
 
 
 class Pass:
@@ -92,3 +93,18 @@ def get_pass(name: str) -> type[Pass]:
         raise KeyError(f"no pass named {name!r} is registered; registered passes: "
                        f"{', '.join(PASSES) or '(none)'}")
     return cls
+
+
+class VerifierPass(Pass):
+    """A pass that verifies the property of its own name and returns the program unchanged."""
+
+    def run(self, program: Program) -> Program:
+        get_property(self.name).verify(program)
+        return program
+
+
+def define_verifier(name: str, check: Check, doc: str = "") -> type[Pass]:
+    """Register property `name` with `check` and a verifier pass of the same name."""
+    register_property(name, check, doc)
+    cls = type(name, (VerifierPass,), {"name": name, "produced": frozenset({name}), "__doc__": doc})
+    return register_pass(cls)

@@ -42,7 +42,7 @@ from ..ir.stmt import (
 from ..ir.types import TensorType, TileType, TupleType
 from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, stmt_side
 from .analysis.memory_effects import alias_roots
-from .analysis.var_rewrite import VarRewriter
+from .analysis.var_rewrite import VarRewriter, block, with_block_bodies
 from .analysis.var_uses import expr_vars, stmt_exprs, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
@@ -152,7 +152,7 @@ class _Projector(VarRewriter):
         if isinstance(s, SplitAivScope):
             return self.region(s)
         if isinstance(s, Scope):
-            return flatten(self.stmt(_block(s.body)))
+            return flatten(self.stmt(block(s.body)))
         call = leaf_call(s)
         if call is None:
             return [self.stmt(s)]
@@ -197,9 +197,9 @@ class _Projector(VarRewriter):
             lane = Var(s.lane_var.name, s.lane_var.type, s.lane_var.span)
             self.mapping[s.lane_var] = lane
             bind = Assign(lane, make_call("tile.get_subblock_idx", span=s.span), s.span)
-            return [bind, *flatten(self.stmt(_block(s.body)))]
+            return [bind, *flatten(self.stmt(block(s.body)))]
         self.mapping[s.lane_var] = ConstInt(0)
-        return flatten(self.stmt(_block(s.body)))
+        return flatten(self.stmt(block(s.body)))
 
     def compound(self, s: For | While | If) -> list[Stmt]:
         if not _has_work(s, self.side, self.info):
@@ -208,7 +208,7 @@ class _Projector(VarRewriter):
                 for v in s.return_vars]
         if not all(keep):
             s = _drop_carried(s, keep)
-        new = self.stmt(_as_blocks(s))
+        new = self.stmt(with_block_bodies(s))
         out = [new]
         for rv in s.return_vars:
             if rv in self.info.cross_at_def:
@@ -228,18 +228,6 @@ def _has_work(s: Stmt, side: Side, info: _Analysis) -> bool:
         if isinstance(x, Assign) and x.var in info.cross_at_def:
             return True
     return any(v in info.cross_at_def for v in getattr(s, "return_vars", ()))
-
-
-def _block(s: Stmt) -> SeqStmts:
-    return s if isinstance(s, SeqStmts) else SeqStmts(flatten(s), s.span)
-
-
-def _as_blocks(s: For | While | If) -> Stmt:
-    """`s` with every body a `SeqStmts`, so each goes through the per-block projection."""
-    if isinstance(s, If):
-        return s.replace(then_body=_block(s.then_body),
-                         else_body=None if s.else_body is None else _block(s.else_body))
-    return s.replace(body=_block(s.body))
 
 
 def _drop_carried(s: For | While | If, keep: list[bool]) -> Stmt:
@@ -274,7 +262,7 @@ def _kernel(fn: Function, name: str, side: Side, info: _Analysis, aliases: dict[
             returns: list[int]) -> Function:
     proj = _Projector(info, side, aliases)
     params = [proj.bind(p) for p in fn.params]
-    body = flatten(proj.stmt(_block(fn.body)))
+    body = flatten(proj.stmt(block(fn.body)))
     if body and isinstance(body[-1], Return):
         ret = body.pop()
         if returns:

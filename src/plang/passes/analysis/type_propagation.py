@@ -15,7 +15,7 @@ from ...ir.expr import Call, Expr, IterArg, Var
 from ...ir.ops import make_call
 from ...ir.ops.registry import Op
 from ...ir.stmt import Assign, For, If, Stmt, While, Yield, flatten
-from ...ir.types import Type
+from ...ir.types import TileType, Type
 from .retype import types_equal
 from .var_rewrite import VarRewriter
 
@@ -45,7 +45,10 @@ class Retyper(VarRewriter):
         return new
 
     def retarget(self, v: Var, t: Type) -> Var:
-        """The Var to bind for `v` now that its value has type `t`."""
+        """The Var to bind for `v` now that its value has type `t` (a tile keeps the memory
+        space `v` was given when deduction leaves it open)."""
+        if isinstance(t, TileType) and t.memory_space is None and isinstance(v.type, TileType):
+            t = TileType(t.shape, t.dtype, v.type.memory_space, t.valid_shape)
         if types_equal(v.type, t):
             return self.bind(v)
         new = Var(v.name, t, v.span)

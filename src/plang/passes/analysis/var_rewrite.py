@@ -12,7 +12,20 @@ from typing import Any
 
 from ...ir.expr import Expr, IterArg, Var
 from ...ir.node import freeze_attrs
-from ...ir.stmt import Assign, Eval, For, If, Return, Scope, SeqStmts, SplitAivScope, Stmt, While, Yield
+from ...ir.stmt import (
+    Assign,
+    Eval,
+    For,
+    If,
+    Return,
+    Scope,
+    SeqStmts,
+    SplitAivScope,
+    Stmt,
+    While,
+    Yield,
+    flatten,
+)
 
 
 class VarRewriter:
@@ -149,3 +162,18 @@ def clone_fresh(s: Stmt, mapping: dict[Var, Expr] | None = None) -> tuple[Stmt, 
     """A copy of `s` in which every binding is a new Var; returns it and the full mapping."""
     r = VarRewriter(mapping, fresh=True)
     return r.stmt(s), r.mapping
+
+
+def block(s: Stmt) -> SeqStmts:
+    """`s` as a `SeqStmts` (so per-block rewriting sees a single statement body too)."""
+    return s if isinstance(s, SeqStmts) else SeqStmts(flatten(s), s.span)
+
+
+def with_block_bodies(s: Stmt) -> Stmt:
+    """A loop / branch / scope with every body a `SeqStmts`."""
+    if isinstance(s, If):
+        return s.replace(then_body=block(s.then_body),
+                         else_body=None if s.else_body is None else block(s.else_body))
+    if isinstance(s, (For, While, Scope, SplitAivScope)):
+        return s.replace(body=block(s.body))
+    return s

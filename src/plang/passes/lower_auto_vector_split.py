@@ -1,0 +1,178 @@
+"""LowerAutoVectorSplit: `pl.at(..., optimizations=[pl.split(mode)])` becomes explicit
+`split_aiv` regions.
+
+In an InCore function whose `split` attribute is UP_DOWN or LEFT_RIGHT, every maximal
+run of vector statements (in each block, recursing into loops and branches that mix cube
+and vector work) becomes a `for lane in pl.split_aiv(2, mode=...)` region in which each
+AIV lane computes its half of every tile: loads, stores and allocations take half the
+rows (UP_DOWN) or columns (LEFT_RIGHT) at offset `lane * half`, and every other op
+follows by type deduction. A cube tile entering a region (the `tile.move` to Vec)
+becomes `tile.aiv_shard`; a region tile a cube statement reads leaves through
+`tile.aic_gather`. A reduction across the split axis cannot be halved and is an error.
+`pl.split(NONE)` needs no region: both lanes already run the whole vector body.
+"""
+
+from __future__ import annotations
+
+from ..dtypes import INDEX
+from ..ir.enums import FunctionType, SplitMode
+from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Var
+from ..ir.function import Function, Program
+from ..ir.ops import make_call
+from ..ir.stmt import Assign, Return, SeqStmts, SplitAivScope, Stmt, Yield, seq
+from ..ir.types import ScalarType, TileType, dim_value
+from .analysis.core_affinity import Side, leaf_call, stmt_side
+from .analysis.type_propagation import Retyper, rebuild_call
+from .analysis.var_rewrite import with_block_bodies
+from .analysis.var_uses import defined_vars, expr_vars, stmt_exprs, walk_stmts
+from .diagnostics import PassError
+from .framework import FunctionPass, register_pass
+from .properties import register_property
+
+# reductions that combine values across the split axis
+ACROSS = {SplitMode.UP_DOWN: "col_", SplitMode.LEFT_RIGHT: "row_"}
+
+
+def _sides(s: Stmt) -> set[Side]:
+    return {stmt_side(x) for x in walk_stmts(s) if leaf_call(x) is not None}
+
+
+def _kind(s: Stmt) -> str:
+    """'V' vector-only, 'C' cube-only, 'M' mixed, 'S' scalar / structural."""
+    if isinstance(s, (Yield, Return)):
+        return "S"
+    sides = _sides(s) - {Side.BOTH}
+    if sides == {Side.VECTOR}:
+        return "V"
+    if sides == {Side.CUBE}:
+        return "C"
+    return "M" if sides else "S"
+
+
+def _is_tile(v) -> bool:
+    return isinstance(v, Var) and isinstance(v.type, TileType)
+
+
+class _Splitter(Retyper):
+    def __init__(self, fn: Function, mode: SplitMode) -> None:
+        super().__init__()
+        self.fn, self.mode = fn, mode
+        self.axis = 0 if mode is SplitMode.UP_DOWN else 1
+        self.lane: Var | None = None
+        self.vector_defs: set[Var] = set()
+        self.cube_defs: set[Var] = set()
+        self.cube_reads: set[Var] = set()
+        for s in walk_stmts(fn.body):
+            side = stmt_side(s) if leaf_call(s) is not None else Side.BOTH
+            if isinstance(s, Assign) and _is_tile(s.var) and side is not Side.BOTH:
+                (self.vector_defs if side is Side.VECTOR else self.cube_defs).add(s.var)
+            if side is Side.CUBE:
+                self.cube_reads.update(v for e in stmt_exprs(s) for v in expr_vars(e) if _is_tile(v))
+
+    # -- regions ---------------------------------------------------------------------
+    def stmt_SeqStmts(self, s: SeqStmts) -> Stmt:
+        kinds = [_kind(x) for x in s.stmts]
+        out: list[Stmt] = []
+        i = 0
+        while i < len(s.stmts):
+            if kinds[i] != "V":
+                out.append(self.stmt(with_block_bodies(s.stmts[i])))
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(s.stmts) and kinds[j + 1] in ("V", "S"):
+                j += 1
+            while kinds[j] != "V":
+                j -= 1
+            out.append(self.region(list(s.stmts[i:j + 1])))
+            i = j + 1
+        return seq(out, s.span) if out else s
+
+    def region(self, stmts: list[Stmt]) -> Stmt:
+        span = stmts[0].span
+        lane = self.lane = Var("lane", ScalarType(INDEX), span)
+        body = [self.stmt(with_block_bodies(x)) for x in stmts]
+        self.lane = None
+        gathers = []
+        for x in stmts:
+            for v in defined_vars(x):
+                if v in self.cube_reads and v in self.mapping:
+                    half = self.mapping[v]
+                    call = make_call("tile.aic_gather", [half], {"mode": self.mode}, span)
+                    full = Var(v.name, call.type, span)
+                    gathers.append(Assign(full, call, span))
+                    self.mapping[v] = full
+        return SplitAivScope(self.mode, lane, seq([*body, *gathers], span), span)
+
+    # -- halving -----------------------------------------------------------------------
+    def half(self, extent: Expr, span) -> Expr:
+        n = dim_value(extent)
+        if n is None or n % 2:
+            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r} needs an even static extent on "
+                            f"axis {self.axis}, got {extent!r}", span)
+        return ConstInt(n // 2)
+
+    def lane_offset(self, offsets: Expr, half: Expr) -> MakeTuple:
+        elems = list(offsets.elements)
+        shift = Mul(self.lane, half)
+        elems[self.axis] = shift if dim_value(elems[self.axis]) == 0 else Add(elems[self.axis], shift)
+        return MakeTuple(elems)
+
+    def stmt_Assign(self, s: Assign) -> Stmt:
+        if self.lane is None or not isinstance(s.value, Call):
+            return super().stmt_Assign(s)
+        call = s.value
+        name = call.op.name
+        if name.startswith("tile." + ACROSS[self.mode]) and "expand" not in name:
+            raise PassError(f"{name} reduces across the {self.mode.name} split axis; it cannot run on half "
+                            f"a tile (use pl.split(pl.SplitMode.NONE) or the other split mode)", s.span)
+        if name == "tile.move" and call.args[0] in self.cube_defs:
+            value = make_call("tile.aiv_shard", [self.expr(call.args[0])], {"mode": self.mode}, call.span)
+        elif name == "tile.load":
+            shapes = list(call.args[2].elements)
+            shapes[self.axis] = self.half(shapes[self.axis], s.span)
+            value = rebuild_call(call, tensor=self.expr(call.args[0]), shapes=MakeTuple(shapes),
+                                 offsets=self.lane_offset(self.expr(call.args[1]), shapes[self.axis]))
+        elif name in ("tile.create", "tile.full"):
+            shape = list(call.args[0].elements)
+            shape[self.axis] = self.half(shape[self.axis], s.span)
+            value = rebuild_call(self.expr(call), shape=MakeTuple(shape))
+        elif name == "tile.store":
+            tile = self.expr(call.args[0])
+            offsets = self.lane_offset(self.expr(call.args[1]), tile.type.shape[self.axis])
+            value = rebuild_call(call, tile=tile, output_tensor=self.expr(call.args[2]), offsets=offsets)
+        else:
+            return super().stmt_Assign(s)
+        var = self.retarget(s.var, value.type)
+        return Assign(var, value, s.span)
+
+
+def split_function(fn: Function, mode: SplitMode) -> Function:
+    attrs = {k: v for k, v in fn.attrs.items() if k != "split"}
+    if mode is SplitMode.NONE:
+        return fn.replace(attrs=attrs)
+    body = _Splitter(fn, mode).stmt(with_block_bodies(SeqStmts([fn.body], fn.body.span)))
+    return fn.replace(attrs=attrs, body=body)
+
+
+@register_pass
+class LowerAutoVectorSplit(FunctionPass):
+    name = "LowerAutoVectorSplit"
+    required = frozenset({"TileMemoryInferred"})
+    produced = frozenset({"AutoVectorSplitLowered"})
+
+    def run_on_function(self, fn: Function, program: Program) -> Function:
+        mode = fn.attrs.get("split")
+        if fn.func_type is not FunctionType.InCore or not isinstance(mode, SplitMode):
+            return fn
+        return split_function(fn, mode)
+
+
+def check_split_lowered(program: Program) -> None:
+    for fn in program.functions.values():
+        if fn.func_type is FunctionType.InCore and "split" in fn.attrs:
+            raise PassError(f"pl.split on {fn.name!r} has not been lowered to split_aiv regions", fn.span)
+
+
+register_property("AutoVectorSplitLowered", check_split_lowered,
+                  "`pl.split` optimizations are explicit split_aiv regions")

@@ -83,6 +83,7 @@ def at(
     predicate: Any = None,
     name_hint: str = "",
     windowize: bool = False,
+    cache_policies: Any = None,
 ) -> Any:
     """A region executed at a hierarchy level (InCore for CORE_GROUP, Hierarchy otherwise)."""
 
@@ -107,8 +108,9 @@ def spmd(
     deps: Any = None,
     allow_early_resolve: bool = False,
     predicate: Any = None,
+    cache_policies: Any = None,
 ) -> Any:
-    """An SPMD multi-block region."""
+    """An SPMD multi-block region (`cache_policies=` is the printed form of pl.set_cache_policy)."""
 
 
 @_construct("split_aiv", "as `for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):`")
@@ -154,6 +156,16 @@ def static_assert(condition: Any, msg: str = "") -> Any:
 @_construct("static_print", "as a statement: `pl.static_print(x)`")
 def static_print(*args: Any) -> Any:
     """Print parse-time information about values."""
+
+
+@_construct("dump_tag", "as a statement: `pl.dump_tag(tensor)`")
+def dump_tag(tensor: Any) -> Any:
+    """Mark a tensor for selective dump in every later kernel call that consumes it."""
+
+
+@_construct("set_cache_policy", "as a statement directly inside a pl.at / pl.spmd scope")
+def set_cache_policy(tensor: Any, policy: Any) -> Any:
+    """Declare the GM cache policy of a tensor's reads in the enclosing scope."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +240,8 @@ __all__ = [
     "cond",
     "const",
     "cross_core_slot",
+    "dump_tag",
+    "set_cache_policy",
     "func_attr",
     "graph",
     "manual_scope",

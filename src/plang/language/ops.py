@@ -148,8 +148,6 @@ UNIFIED_NAMES: tuple[str, ...] = (
     "get_block_idx",
     "get_block_num",
     "get_subblock_idx",
-    "dump_tag",
-    "set_cache_policy",
 )
 """The documented unified op names on `pl`."""
 

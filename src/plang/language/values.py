@@ -13,7 +13,17 @@ from ..dtypes import INDEX, TASK_ID, DataType
 from ..errors import ParserTypeError
 from ..ir.enums import MemorySpace, ParamDirection, TensorLayout
 from ..ir.expr import Expr, Var
-from ..ir.types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type, dim_value
+from ..ir.types import (
+    ArrayType,
+    PtrType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+    dim_value,
+)
 
 
 class TypeSpec:
@@ -357,6 +367,8 @@ def dynamic(name: str) -> DynVar:
 
 
 TaskId = Scalar[TASK_ID]
+Unknown = TypeSpec(UnknownType())
+"""`pl.Unknown`: the annotation of a value whose type is not known (printed IR only)."""
 
 
 def annotation_type(obj: Any) -> Type:

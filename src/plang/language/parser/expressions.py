@@ -113,6 +113,7 @@ class ExprEvaluator(ParseState):
     env: list[dict[str, Any]]
     closure: dict[str, Any]
     globals: dict[str, Any]
+    dump_tags: list[Var] = []
 
     # --- errors ---------------------------------------------------------------------------
     def error(
@@ -299,13 +300,10 @@ class ExprEvaluator(ParseState):
         if isinstance(fn, FunctionRef) or isinstance(fn, Function):
             sig = fn.sig if isinstance(fn, FunctionRef) else signature_of(fn)
             args, no_dep = self.call_args(node)
-            if node.keywords:
-                raise self.error(
-                    ParserSyntaxError,
-                    f"keyword arguments are not supported when calling {sig.name!r}",
-                    node.keywords[0].value,
-                )
-            return wrap(self.function_call(sig, args, node, {"no_dep_args": no_dep} if no_dep else {}))
+            kwargs = self.call_kwargs(node, {"dump_vars"}, f"{sig.name}()")
+            if no_dep:
+                kwargs["no_dep_args"] = no_dep
+            return wrap(self.function_call(sig, args, node, kwargs))
         inline = getattr(fn, "pl_inline", None)
         if inline is not None:
             return self.expand_inline(fn, node)  # type: ignore[attr-defined]
@@ -354,6 +352,19 @@ class ExprEvaluator(ParseState):
             args.append(self.eval(a))
         return args, tuple(no_dep)
 
+    def call_kwargs(self, node: ast.Call, allowed: set[str], what: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for kw in node.keywords:
+            if kw.arg not in allowed:
+                raise self.error(
+                    ParserSyntaxError,
+                    f"{what} got an unexpected keyword {kw.arg!r}",
+                    kw.value,
+                    hint=f"allowed keywords: {', '.join(sorted(allowed))}",
+                )
+            out[kw.arg] = self.scope_attr_value(kw.arg, self.eval(kw.value), kw.value)
+        return out
+
     def function_call(
         self,
         sig: Signature,
@@ -372,6 +383,9 @@ class ExprEvaluator(ParseState):
         exprs = []
         for p, a in zip(sig.params, args):
             exprs.append(self.argument(sig.name, p, a, node))
+        tagged = tuple(v for v in self.dump_tags if any(e is v for e in exprs))
+        if tagged and "dump_vars" not in kwargs:
+            kwargs = {**kwargs, "dump_vars": tagged}
         return Call(
             GlobalVar(sig.name, self.src.span(node)),
             exprs,
@@ -422,19 +436,10 @@ class ExprEvaluator(ParseState):
             )
         sig = target.sig if isinstance(target, FunctionRef) else signature_of(target)
         args, no_dep = self.call_args(node, skip=1)
-        kwargs: dict[str, Any] = {"spmd_submit" if spmd else "submit": True}
-        allowed = {"deps", "allow_early_resolve", "predicate", "dumps"} | (
+        allowed = {"deps", "allow_early_resolve", "predicate", "dumps", "dump_vars"} | (
             {"core_num", "sync_start"} if spmd else set()
         )
-        for kw in node.keywords:
-            if kw.arg not in allowed:
-                raise self.error(
-                    ParserSyntaxError,
-                    f"{what} got an unexpected keyword {kw.arg!r}",
-                    kw.value,
-                    hint=f"allowed keywords: {', '.join(sorted(allowed))}",
-                )
-            kwargs[kw.arg] = self.scope_attr_value(kw.arg, self.eval(kw.value), kw.value)
+        kwargs = {"spmd_submit" if spmd else "submit": True, **self.call_kwargs(node, allowed, what)}
         if spmd and "core_num" not in kwargs:
             raise self.error(ParserSyntaxError, "pl.spmd_submit needs core_num=<n>", node)
         for flag in ("allow_early_resolve", "sync_start"):
@@ -447,7 +452,12 @@ class ExprEvaluator(ParseState):
 
     def scope_attr_value(self, key: str, value: Any, node: ast.AST) -> Any:
         """A keyword value as a Scope / Call attribute (exprs, tuples, plain values)."""
-        if key in ("deps", "no_dep_args", "dumps"):
+        if key == "cache_policies":
+            pairs = value if isinstance(value, (list, tuple)) else None
+            if pairs is None or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+                raise self.error(ParserTypeError, "cache_policies= takes [[tensor, policy], ...]", node)
+            return tuple((self.as_expr(t, node), p) for t, p in pairs)
+        if key in ("deps", "no_dep_args", "dumps", "dump_vars"):
             if not isinstance(value, (list, tuple)):
                 raise self.error(ParserTypeError, f"{key}= takes a list, got {type(value).__name__}", node)
             return tuple(None if v is None else self.as_expr(v, node) for v in value)

@@ -67,7 +67,7 @@ class FunctionParser(ScopeParser):
         self.loop_depth, self.prologue_open = 0, True
         self.func_attrs: dict[str, Any] = {}
         self.declared_returns, self.seen_returns = None, None
-        self.block_locals, self.inline_stack = set(), []
+        self.block_locals, self.inline_stack, self.dump_tags = set(), [], []
 
     # --- signature ------------------------------------------------------------------------
     def signature(self) -> Signature:

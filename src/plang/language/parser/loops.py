@@ -227,9 +227,7 @@ class LoopParser(StatementParser):
                 slot.node,
             )
         if not slot.targets:
-            raise self.error(
-                ParserSyntaxError, "assign the yielded values: `a, b = pl.yield_(...)`", slot.node
-            )
+            return []
         out = []
         for (name, ann, tnode), v, ia in zip(slot.targets, slot.values, iter_args):
             if merge_annotation(ia.type, v.type) is None:
@@ -341,8 +339,13 @@ class LoopParser(StatementParser):
             raise self.error(
                 ParserSyntaxError, f"pl.spmd core_num must be positive, got {attrs['core_num']}", node
             )
-        for key in ("sync_start", "name_hint", "deps", "allow_early_resolve", "predicate"):
-            if key in b and b[key] not in (None, False, ""):
+        for key in ("sync_start", "name_hint", "deps", "allow_early_resolve", "predicate", "cache_policies"):
+            if given(b.get(key)):
                 attrs[key] = self.scope_attr_value(key, b[key], node)
         attrs.update(self.optimization_attrs(b.get("optimizations"), node))
         return attrs
+
+
+def given(v: Any) -> bool:
+    """A keyword was given a non-default value (identity checks: DSL values overload ==)."""
+    return v is not None and v is not False and not (isinstance(v, str) and not v)

@@ -11,7 +11,7 @@ from ...ir.enums import Level, Role, ScopeKind, ScopeMode
 from ...ir.expr import Var
 from ...ir.stmt import Scope
 from ...ir.types import ScalarType
-from .loops import LoopParser
+from .loops import LoopParser, given
 
 _TASK_SCOPES = (ScopeKind.InCore, ScopeKind.Hierarchy, ScopeKind.Spmd)
 
@@ -46,7 +46,8 @@ class ScopeParser(LoopParser):
             task_var = Var(item.optional_vars.id, ScalarType(TASK_ID), self.src.span(item.optional_vars))
         self.scope_stack.append((fn.__name__, kind, attrs))
         try:
-            body = self.parse_block(node.body, kind.name, new_frame=False)
+            slot = self.yield_slots[-1] if self.yield_slots else None  # scopes are transparent to yields
+            body = self.parse_block(node.body, kind.name, slot, new_frame=False)
         finally:
             self.scope_stack.pop()
         self.emit(Scope(kind, body, attrs, task_var=task_var, span=self.src.span(node)))
@@ -92,8 +93,8 @@ class ScopeParser(LoopParser):
                 raise self.error(ParserSyntaxError, f"pl.at role= takes a pl.Role, got {role!r}", call)
             attrs["role"] = role
         attrs.update(self.optimization_attrs(b.get("optimizations"), call))
-        for key in ("deps", "no_dep_args", "dumps", "allow_early_resolve", "predicate"):
-            if b.get(key) not in (None, False):
+        for key in ("deps", "no_dep_args", "dumps", "allow_early_resolve", "predicate", "cache_policies"):
+            if given(b.get(key)):
                 attrs[key] = self.scope_attr_value(key, b[key], call)
         attrs.update(self.name_hint_attr(b, call))
         if b.get("windowize"):

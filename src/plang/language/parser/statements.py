@@ -7,7 +7,6 @@ from typing import Any
 
 from ...errors import (
     ParserError,
-    ParserNameError,
     ParserSyntaxError,
     ParserTypeError,
     SSAViolationError,
@@ -20,7 +19,7 @@ from ...ir.types import ScalarType, TensorType, TileType, TupleType, Type, descr
 from .. import constructs, ops
 from ..dispatch import literal, slice_bounds, unified_call
 from ..values import DSLValue, DynVar, TupleValue, annotation_spec, wrap
-from .expressions import ExprEvaluator
+from .directives import DirectiveParser
 from .types import merge_annotation, same_type
 
 _UNSUPPORTED_STMTS = {
@@ -56,7 +55,7 @@ class YieldSlot:
         self.node: ast.AST | None = None
 
 
-class StatementParser(ExprEvaluator):
+class StatementParser(DirectiveParser):
     blocks: list[list[Stmt]]
     yield_slots: list[YieldSlot | None]
     block_kinds: list[str]
@@ -342,21 +341,12 @@ class StatementParser(ExprEvaluator):
             if handler is not None:
                 handler(v, node)
                 return
-            if fn is ops.set_cache_policy:  # type: ignore[attr-defined]
-                self.check_cache_policy_placement(node)
-            if fn is ops.dump_tag and self.func_type.is_core:  # type: ignore[attr-defined]
-                raise self.error(
-                    ParserSyntaxError,
-                    "pl.dump_tag is only valid in an Orchestration or Inline function",
-                    node,
-                )
         value = self.eval(v)
         if isinstance(value, DSLValue):
             self.emit(Eval(value.unwrap(), self.src.span(node)))
 
     def construct_yield(self, call: ast.Call, node: ast.stmt) -> None:
-        if call.args:
-            raise self.error(ParserSyntaxError, "assign the yielded values: `x = pl.yield_(value)`", node)
+        """A bare `pl.yield_(..)`: values flow to no named return vars."""
         self.yield_statement(call, None, None, node)
 
     def yield_statement(
@@ -386,81 +376,6 @@ class StatementParser(ExprEvaluator):
                 )
         slot.values, slot.targets, slot.node = values, names, node
         self.emit(Yield(values, self.src.span(node)))
-
-    def construct_cond(self, call: ast.Call, node: ast.stmt) -> None:
-        raise self.error(
-            ParserSyntaxError,
-            "pl.cond must be the first statement of a pl.while_ body",
-            node,
-            hint="write `for (x,) in pl.while_(init_values=(x0,)):` then `pl.cond(x < n)`",
-        )
-
-    def construct_func_attr(self, call: ast.Call, node: ast.stmt) -> None:
-        if not self.prologue_open or len(self.blocks) != 1:
-            raise self.error(
-                ParserSyntaxError,
-                "pl.func_attr must come before every other statement of the function body",
-                node,
-            )
-        if len(call.args) != 1 or not isinstance(call.args[0], ast.Dict) or call.keywords:
-            raise self.error(
-                ParserSyntaxError, 'pl.func_attr takes one dict literal: pl.func_attr({"key": param})', call
-            )
-        for k, v in zip(call.args[0].keys, call.args[0].values):
-            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                raise self.error(ParserSyntaxError, "pl.func_attr keys must be string literals", k or call)
-            if k.value in self.func_attrs:
-                raise self.error(ParserSyntaxError, f"function attribute {k.value!r} is given twice", k)
-            if isinstance(v, ast.Name):
-                param = self.local_var(v.id)
-                if param is None:
-                    raise self.error(ParserNameError, f"pl.func_attr value {v.id!r} is not a parameter", v)
-                self.func_attrs[k.value] = param
-            else:
-                self.func_attrs[k.value] = self.eval_static(v)
-
-    def construct_static_assert(self, call: ast.Call, node: ast.stmt) -> None:
-        if not call.args or len(call.args) > 2 or call.keywords:
-            raise self.error(ParserSyntaxError, 'pl.static_assert takes (condition, "message")', call)
-        msg = ""
-        if len(call.args) == 2:
-            m = call.args[1]
-            if not (isinstance(m, ast.Constant) and isinstance(m.value, str)):
-                raise self.error(
-                    ParserSyntaxError, "the pl.static_assert message must be a string literal", m
-                )
-            msg = m.value
-        cond = self.eval_static(call.args[0])
-        if not cond:
-            raise self.error(
-                ParserError,
-                f"static assertion failed: {msg or ast.unparse(call.args[0])}",
-                call.args[0],
-                code="PL600",
-            )
-
-    def construct_static_print(self, call: ast.Call, node: ast.stmt) -> None:
-        parts = []
-        for a in call.args:
-            v = self.eval(a)
-            parts.append(
-                v
-                if isinstance(v, str)
-                else f"{ast.unparse(a)}: {describe_type(v.type)}"
-                if isinstance(v, DSLValue)
-                else repr(v)
-            )
-        sp = self.src.span(node)
-        print(f"{sp.filename}:{sp.begin_line}: static_print: " + " ".join(map(str, parts)))
-
-    def check_cache_policy_placement(self, node: ast.stmt) -> None:
-        if not self.block_kinds or self.block_kinds[-1] not in ("InCore", "Spmd"):
-            raise self.error(
-                ParserSyntaxError,
-                "pl.set_cache_policy must be a statement directly inside a "
-                "pl.at(level=CORE_GROUP) or pl.spmd scope body",
-                node,
-            )
 
     def stmt_Return(self, node: ast.Return) -> None:
         v = node.value
@@ -527,7 +442,7 @@ class StatementParser(ExprEvaluator):
         then_body = self.parse_block(node.body, "if", then_slot)
         else_body = self.parse_block(node.orelse, "if", else_slot) if node.orelse else None
         return_vars: list[Var] = []
-        if then_slot.node is not None or else_slot.node is not None:
+        if then_slot.targets or else_slot.targets:
             if then_slot.node is None or else_slot.node is None:
                 where = node if then_slot.node is None else then_slot.node
                 raise self.error(
@@ -560,40 +475,6 @@ class StatementParser(ExprEvaluator):
                 SSAViolationError, f"variable {name!r} is assigned twice in a strict_ssa function", node
             )
         self.env[-1][name] = var
-
-    # --- inline helpers -------------------------------------------------------------------
-    def expand_inline(self, fn: Any, node: ast.Call) -> Any:
-        """Splice an `@pl.inline` body into the current block; its return value is the result."""
-        inline = fn.pl_inline()
-        fdef = inline.func_def
-        params = [a.arg for a in fdef.args.args]
-        if node.keywords or len(node.args) != len(params):
-            raise self.error(
-                ParserTypeError,
-                f"{fdef.name}() takes {len(params)} positional arguments, got {len(node.args)}",
-                node,
-            )
-        args = [self.eval(a) for a in node.args]
-        if fdef.name in self.inline_stack:
-            raise self.error(ParserSyntaxError, f"@pl.inline {fdef.name!r} calls itself", node)
-        saved = (self.src, self.env, self.globals, self.closure, self.declared_returns, self.seen_returns)
-        self.src, self.globals, self.closure = inline.source, inline.globals, inline.closure
-        self.env = [dict(zip(params, args))]
-        self.inline_stack.append(fdef.name)
-        self.declared_returns, self.seen_returns = None, None
-        try:
-            body = list(fdef.body)
-            ret = body.pop() if body and isinstance(body[-1], ast.Return) else None
-            early = next((n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)), None)
-            if early is not None:
-                raise self.error(ParserSyntaxError, "an @pl.inline helper may only return at its end", early)
-            for s in body:
-                self.parse_stmt(s)
-            result = None if ret is None or ret.value is None else self.eval(ret.value)
-        finally:
-            self.inline_stack.pop()
-            (self.src, self.env, self.globals, self.closure, self.declared_returns, self.seen_returns) = saved
-        return result
 
 
 def _retype_literal(value: Any, t: ScalarType, span: Any) -> Expr:

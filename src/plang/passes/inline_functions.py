@@ -14,7 +14,8 @@ from ..ir.enums import FunctionType
 from ..ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, GlobalVar, MakeTuple, Var
 from ..ir.function import Function, Program
 from ..ir.stmt import Assign, Eval, Return, Stmt, While, flatten, seq
-from .analysis.var_rewrite import VarRewriter, clone_fresh
+from .analysis.renaming import rename_locals
+from .analysis.var_rewrite import VarRewriter
 from .analysis.var_uses import calls_in, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
@@ -129,8 +130,7 @@ class _Splicer:
                 bound = Var(param.name, param.type, at.span)
                 prefix.append(Assign(bound, arg, at.span))
                 mapping[param] = bound
-        body, _ = clone_fresh(callee.body, mapping)
-        stmts = flatten(body)
+        stmts = flatten(rename_locals(callee.body, mapping))
         ret = stmts.pop() if stmts and isinstance(stmts[-1], Return) else None
         early = next((s for s in stmts for x in walk_stmts(s) if isinstance(x, Return)), None)
         if early is not None:

@@ -1,4 +1,4 @@
-"""Simplify: fold scalar and shape arithmetic, propagate constant and copy bindings, fold
+"""Simplify: fold scalar and shape arithmetic, propagate constant, copy and tuple-of-atoms bindings, fold
 branches on constant conditions and zero-trip loops, and remove dead pure bindings.
 
 Runs on SSA IR. A binding `n = 64` (or `b = a`) is dropped and its uses replaced; op calls
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from ..ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, Var
 from ..ir.function import Function, Program
 from ..ir.ops.registry import Op
 from ..ir.stmt import (
@@ -51,6 +51,13 @@ def is_pure(e: Expr) -> bool:
 
     walk_expr(e, visit)
     return not impure
+
+
+def _propagatable(e: Expr) -> bool:
+    """A constant, a variable, or a tuple of them: free to substitute at every use."""
+    if isinstance(e, MakeTuple):
+        return all(isinstance(x, ATOMIC) for x in e.elements)
+    return isinstance(e, ATOMIC)
 
 
 class _Folder(VarRewriter):
@@ -110,7 +117,7 @@ class Simplify(FunctionPass):
         f = self.folder
         if isinstance(s, Assign):
             value = f.expr(s.value)
-            if isinstance(value, ATOMIC) and types_equal(value.type, s.var.type):
+            if _propagatable(value) and types_equal(value.type, s.var.type):
                 f.mapping[s.var] = value
                 return []
             return [s.replace(var=self.var(s.var), value=value)]

@@ -10,12 +10,12 @@ reads the previous copy's yielded values and the loop's return vars take the las
 from __future__ import annotations
 
 from ..ir.enums import ForKind
-from ..ir.expr import ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var
+from ..ir.expr import ConstBool, ConstFloat, ConstInt, Expr, Var
 from ..ir.function import Function, Program
 from ..ir.printer import python_print
 from ..ir.stmt import Assign, For, Scope, SplitAivScope, Stmt, Yield, flatten, seq
-from .analysis.const_eval import const_int
-from .analysis.var_rewrite import VarRewriter
+from .analysis.const_eval import const_int, fold
+from .analysis.renaming import Renamer
 from .analysis.var_uses import walk_stmts
 from .diagnostics import PassError
 from .framework import FunctionPass, register_pass
@@ -34,19 +34,17 @@ def check_no_unroll_loops(program: Program) -> None:
 register_property("NoUnrollLoops", check_no_unroll_loops, "No ForKind.Unroll loops remain.")
 
 
-class _CopyRewriter(VarRewriter):
-    """Substitutes the mapping and gives statement-local binders fresh Vars."""
+class _CopyRewriter(Renamer):
+    """Substitutes the mapping, folds the constant arithmetic that creates, and gives
+    statement-local binders (loop variables, iter args, scope index and lane variables)
+    fresh Vars."""
+
+    def expr(self, e: Expr) -> Expr:
+        return fold(super().expr(e))
 
     def stmt_For(self, s: For) -> Stmt:
         self.mapping[s.loop_var] = Var(s.loop_var.name, s.loop_var.type, s.loop_var.span)
-        for a in s.iter_args:
-            self.mapping[a] = IterArg(a.name, a.type, self.expr(a.init), a.span)
         return super().stmt_For(s)
-
-    def stmt_While(self, s) -> Stmt:
-        for a in s.iter_args:
-            self.mapping[a] = IterArg(a.name, a.type, self.expr(a.init), a.span)
-        return super().stmt_While(s)
 
     def stmt_Scope(self, s: Scope) -> Stmt:
         if s.index_var is not None:
@@ -76,15 +74,14 @@ class UnrollLoops(FunctionPass):
         return out
 
     def stmt(self, s: Stmt) -> list[Stmt]:
-        changes = {f: seq(self.block(v)) for f, v in s.fields() if isinstance(v, Stmt)}
-        if changes:
-            s = s.replace(**changes)
         if isinstance(s, For) and s.kind is ForKind.Unroll:
-            return self.unroll(s)
-        return [s]
+            # Outer loops first: an inner pl.unroll's bounds may use the outer loop variable.
+            return self.block(seq(self.unroll(s)))
+        changes = {f: seq(self.block(v)) for f, v in s.fields() if isinstance(v, Stmt)}
+        return [s.replace(**changes) if changes else s]
 
     def unroll(self, loop: For) -> list[Stmt]:
-        bounds = []
+        bounds: list[int] = []
         for name in ("start", "stop", "step"):
             value = const_int(getattr(loop, name))
             if value is None:

@@ -119,17 +119,18 @@ def _evaluate(kind: type, a: Any, b: Any, is_int: bool) -> Any:
 
 
 def _identity(e: BinaryExpr, a: Any, b: Any, is_int: bool) -> Expr:
-    same_type = isinstance(e.lhs.type, ScalarType) and e.lhs.type.dtype is e.type.dtype
-    if b == 0 and b is not None and isinstance(e, (Add, Sub)) and same_type:
+    def keeps_dtype(x: Expr) -> bool:
+        return isinstance(x.type, ScalarType) and x.type.dtype is e.type.dtype
+
+    if b is not None and b == 0 and isinstance(e, (Add, Sub)) and keeps_dtype(e.lhs):
         return e.lhs
-    if a == 0 and a is not None and isinstance(e, Add) and e.rhs.type == e.type:
+    if a is not None and a == 0 and isinstance(e, Add) and keeps_dtype(e.rhs):
         return e.rhs
-    if b == 1 and b is not None and isinstance(e, (Mul, FloorDiv)) and same_type:
+    if b is not None and b == 1 and isinstance(e, (Mul, FloorDiv)) and keeps_dtype(e.lhs):
         return e.lhs
-    if a == 1 and a is not None and isinstance(e, Mul) and isinstance(e.rhs.type, ScalarType) \
-            and e.rhs.type.dtype is e.type.dtype:
+    if a is not None and a == 1 and isinstance(e, Mul) and keeps_dtype(e.rhs):
         return e.rhs
-    if is_int and isinstance(e, Mul) and 0 in (a, b) and not isinstance(a, bool) and not isinstance(b, bool):
+    if is_int and isinstance(e, Mul) and (a == 0 and a is not None or b == 0 and b is not None):
         return make_const(0, e.type.dtype, e.span)
     return e
 

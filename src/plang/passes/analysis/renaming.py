@@ -1,0 +1,32 @@
+"""Consistent renaming of the variables a statement binds.
+
+Unlike `clone_fresh` (a new Var per *binding*, right for SSA code), `rename_locals` gives
+each bound *Var* one new Var shared by all its bindings, so non-SSA code (a name re-bound
+in a loop body and read in the next iteration) keeps its meaning. `Renamer` is the
+underlying `VarRewriter`: every iter arg it binds becomes a new IterArg (init substituted)
+reused by all later references.
+"""
+
+from __future__ import annotations
+
+from ...ir.expr import Expr, IterArg, Var
+from ...ir.stmt import Stmt
+from .var_rewrite import VarRewriter
+from .var_uses import defined_vars
+
+
+class Renamer(VarRewriter):
+    def bind_iter_arg(self, a: IterArg) -> IterArg:
+        mapped = self.mapping.get(a)
+        if not isinstance(mapped, IterArg):
+            mapped = self.mapping[a] = IterArg(a.name, a.type, self.expr(a.init), a.span)
+        return mapped
+
+
+def rename_locals(s: Stmt, mapping: dict[Var, Expr] | None = None) -> Stmt:
+    """A copy of `s` with every Var bound inside renamed and `mapping` substituted."""
+    full = dict(mapping or {})
+    for v in defined_vars(s):
+        if not isinstance(v, IterArg):
+            full[v] = Var(v.name, v.type, v.span)
+    return Renamer(full).stmt(s)

@@ -1,0 +1,159 @@
+"""InlineFunctions: splice Inline functions at their call sites."""
+
+from __future__ import annotations
+
+import pytest
+from pass_testing import check_pass, parse
+
+from plang.passes import PassError, inline_functions
+
+
+def test_nested_call_argument_is_bound_and_locals_renamed_per_site():
+    check_pass("inline_functions", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def scale(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                y: pl.Tensor[[64], pl.FP32] = pl.add(x, x)
+                y = pl.exp(y)
+                return y
+
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                y: pl.Tensor[[64], pl.FP32] = self.scale(pl.mul(a, a))
+                z: pl.Tensor[[64], pl.FP32] = pl.add(self.scale(y), a)
+                return z
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                x: pl.Tensor[[64], pl.FP32] = pl.mul(a, a)
+                y1: pl.Tensor[[64], pl.FP32] = pl.add(x, x)
+                y1 = pl.exp(y1)
+                y: pl.Tensor[[64], pl.FP32] = y1
+                y2: pl.Tensor[[64], pl.FP32] = pl.add(y, y)
+                y2 = pl.exp(y2)
+                z: pl.Tensor[[64], pl.FP32] = pl.add(y2, a)
+                return z
+    """, ("NoInlineFunctions", "TypeCheck"))
+
+
+def test_inline_calling_inline_is_expanded_to_the_fixpoint():
+    check_pass("inline_functions", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def sq(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                return pl.mul(x, x)
+
+            @pl.function(type=pl.FunctionType.Inline)
+            def quad(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                y: pl.Tensor[[64], pl.FP32] = self.sq(x)
+                return self.sq(y)
+
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                r: pl.Tensor[[64], pl.FP32] = self.quad(a)
+                return r
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                y: pl.Tensor[[64], pl.FP32] = pl.mul(a, a)
+                r: pl.Tensor[[64], pl.FP32] = pl.mul(y, y)
+                return r
+    """, ("NoInlineFunctions", "TypeCheck"))
+
+
+def test_multiple_outputs_become_a_tuple():
+    check_pass("inline_functions", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def stats(self, x: pl.Tensor[[64, 64], pl.FP32]
+                      ) -> tuple[pl.Tensor[[64, 1], pl.FP32], pl.Tensor[[64, 1], pl.FP32]]:
+                mx: pl.Tensor[[64, 1], pl.FP32] = pl.row_max(x)
+                sm: pl.Tensor[[64, 1], pl.FP32] = pl.row_sum(x)
+                return mx, sm
+
+            @pl.function
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 1], pl.FP32]:
+                m, s = self.stats(a)
+                r: pl.Tensor[[64, 1], pl.FP32] = pl.add(m, s)
+                return r
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 1], pl.FP32]:
+                mx: pl.Tensor[[64, 1], pl.FP32] = pl.row_max(a)
+                sm: pl.Tensor[[64, 1], pl.FP32] = pl.row_sum(a)
+                m_s: pl.Tuple[pl.Tensor[[64, 1], pl.FP32], pl.Tensor[[64, 1], pl.FP32]] = (mx, sm)
+                m: pl.Tensor[[64, 1], pl.FP32] = m_s[0]
+                s: pl.Tensor[[64, 1], pl.FP32] = m_s[1]
+                r: pl.Tensor[[64, 1], pl.FP32] = pl.add(m, s)
+                return r
+    """, ("NoInlineFunctions", "TypeCheck"))
+
+
+def test_loop_and_scope_in_the_body_keep_their_carried_name():
+    check_pass("inline_functions", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def accum(self, x: pl.Tensor[[64], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64], pl.FP32]:
+                acc: pl.Tensor[[64], pl.FP32] = pl.add(x, x)
+                for i in pl.range(n):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        acc = pl.add(acc, x)
+                return acc
+
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                r: pl.Tensor[[64], pl.FP32] = self.accum(a, 4)
+                return r
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                acc: pl.Tensor[[64], pl.FP32] = pl.add(a, a)
+                for i in pl.range(4):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        acc = pl.add(acc, a)
+                r: pl.Tensor[[64], pl.FP32] = acc
+                return r
+    """, ("NoInlineFunctions", "TypeCheck"))
+
+
+def test_program_without_inline_functions_is_returned_as_is():
+    prog = parse("""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                return pl.add(a, a)
+    """)
+    assert inline_functions()(prog) is prog
+
+
+def test_recursive_inline_functions_are_an_error():
+    prog = parse("""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def f(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                return self.g(x)
+
+            @pl.function(type=pl.FunctionType.Inline)
+            def g(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                return self.f(x)
+
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                return self.f(a)
+    """)
+    with pytest.raises(PassError, match="call each other recursively: f -> g -> f"):
+        inline_functions()(prog)

@@ -14,7 +14,7 @@ from ...errors import (
 )
 from ...ir.enums import FunctionType
 from ...ir.expr import ConstFloat, ConstInt, Expr, IterArg, MakeTuple, TupleGetItem, Var
-from ...ir.stmt import Assign, Eval, If, Return, Stmt, Yield, seq
+from ...ir.stmt import Assign, Eval, If, Return, Stmt, Yield, flatten, seq
 from ...ir.types import ScalarType, TensorType, TileType, TupleType, Type, describe_type
 from .. import constructs, ops
 from ..dispatch import literal, slice_bounds, unified_call
@@ -441,6 +441,11 @@ class StatementParser(DirectiveParser):
         then_slot, else_slot = YieldSlot(), YieldSlot()
         then_body = self.parse_block(node.body, "if", then_slot)
         else_body = self.parse_block(node.orelse, "if", else_slot) if node.orelse else None
+        if then_slot.targets and else_slot.node is None and _is_elif(node):
+            inner = flatten(else_body)[-1]  # an `elif` that yields: its values flow out of this if too
+            if isinstance(inner, If) and inner.return_vars:
+                else_slot.values, else_slot.node = list(inner.return_vars), node.orelse[0]
+                else_body = seq([*flatten(else_body), Yield(inner.return_vars, inner.span)])
         return_vars: list[Var] = []
         if then_slot.targets or else_slot.targets:
             if then_slot.node is None or else_slot.node is None:
@@ -483,6 +488,10 @@ def _retype_literal(value: Any, t: ScalarType, span: Any) -> Expr:
     if isinstance(value, float):
         raise ParserTypeError(f"cannot store float {value!r} in a {t.dtype.name} scalar")
     return ConstInt(value, t.dtype, span)
+
+
+def _is_elif(node: ast.If) -> bool:
+    return len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)
 
 
 def _is_docstring(node: ast.stmt) -> bool:

@@ -182,6 +182,7 @@ class Simplify(FunctionPass):
 
 
 def _remove_dead_bindings(body: Stmt, fn: Function) -> Stmt:
+    """Drop dead pure bindings, and loops / ifs left without effect, to a fixpoint."""
     while True:
         used: Counter[Var] = Counter()
         binders: list[Var] = []
@@ -192,15 +193,33 @@ def _remove_dead_bindings(body: Stmt, fn: Function) -> Stmt:
         used.update(shape_vars([v.type for v in binders] + list(fn.return_types)))
         dead = {id(st) for st in walk_stmts(body)
                 if isinstance(st, Assign) and not used[st.var] and is_pure(st.value)}
-        if not dead:
+        new = _drop(body, dead)
+        if new is body:
             return body
-        body = _drop(body, dead)
+        body = new
 
 
 def _drop(s: Stmt, dead: set[int]) -> Stmt:
-    stmts = [x for x in flatten(s) if id(x) not in dead]
+    """`s` without the statements in `dead` and without empty value-less loops / ifs."""
+    stmts = flatten(s)
     out = []
     for x in stmts:
+        if id(x) in dead:
+            continue
         changes = {f: _drop(v, dead) for f, v in x.fields() if isinstance(v, Stmt)}
-        out.append(x.replace(**changes) if changes else x)
+        changes = {f: v for f, v in changes.items() if v is not getattr(x, f)}
+        x = x.replace(**changes) if changes else x
+        if _without_effect(x):
+            continue
+        out.append(x)
+    if len(out) == len(stmts) and all(a is b for a, b in zip(out, stmts)):
+        return s
     return seq(out)
+
+
+def _without_effect(s: Stmt) -> bool:
+    if isinstance(s, (For, While)):
+        return not s.return_vars and not flatten(s.body)
+    if isinstance(s, If):
+        return not s.return_vars and not flatten(s.then_body) and not flatten(s.else_body)
+    return False

@@ -18,6 +18,7 @@ from ..dtypes import INDEX
 from ..ir.enums import FunctionType, SplitMode
 from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Var
 from ..ir.function import Function, Program
+from ..ir.node import freeze_attrs
 from ..ir.ops import make_call
 from ..ir.stmt import Assign, Return, SeqStmts, SplitAivScope, Stmt, Yield, seq
 from ..ir.types import ScalarType, TileType, dim_value
@@ -148,7 +149,7 @@ class _Splitter(Retyper):
 
 
 def split_function(fn: Function, mode: SplitMode) -> Function:
-    attrs = {k: v for k, v in fn.attrs.items() if k != "split"}
+    attrs = freeze_attrs({k: v for k, v in fn.attrs.items() if k != "split"})
     if mode is SplitMode.NONE:
         return fn.replace(attrs=attrs)
     body = _Splitter(fn, mode).stmt(with_block_bodies(SeqStmts([fn.body], fn.body.span)))

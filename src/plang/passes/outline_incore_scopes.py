@@ -7,7 +7,8 @@ pl.split_aiv(...)` regions, and SPMD bodies that run inline (`for i in pl.spmd(n
 call. Scope metadata the dispatch needs (`deps`, `no_dep_args`, `dumps`, `predicate`,
 `allow_early_resolve`, and the `as tid` task id) moves to the call's kwargs; the scope's
 `split` / `slot_num` optimizations become attributes of the new function. A nested
-`pl.at(CORE_GROUP)` is already on the core and is spliced into its parent.
+`pl.at(CORE_GROUP)` is already on the core and is spliced into its parent. Each new
+function is checked against the `split_aiv` placement rules (AivSplitValid).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from ..dtypes import TASK_ID
 from ..ir.enums import FunctionType, ScopeKind
 from ..ir.expr import GlobalVar, Var
 from ..ir.function import Function, Program
+from ..ir.node import freeze_attrs
 from ..ir.ops import make_call
 from ..ir.stmt import Assign, For, If, Scope, SeqStmts, SplitAivScope, Stmt, While, flatten, seq
 from ..ir.types import ScalarType
+from .analysis.aiv_split_rules import check_aiv_split
 from .analysis.outliner import Outlined, global_dims, outline, unique_name, use_counts
 from .analysis.var_uses import calls_in, walk_stmts
 from .diagnostics import PassError
@@ -110,7 +113,7 @@ class _FunctionOutliner:
         inner_attrs = {k: v for k, v in s.attrs.items() if k in FUNCTION_ATTRS}
         outer_attrs = {k: v for k, v in s.attrs.items() if k not in FUNCTION_ATTRS}
         call = self.emit(splice_nested_incore(s.body), inner_attrs, None, s, prologue)
-        return s.replace(body=call, attrs=outer_attrs, index_var=None)
+        return s.replace(body=call, attrs=freeze_attrs(outer_attrs), index_var=None)
 
     def emit(self, region: Stmt, attrs: Any, task_var: Var | None, scope: Stmt,
              prologue: list[Stmt] | None = None) -> Stmt:
@@ -152,6 +155,8 @@ class OutlineIncoreScopes(Pass):
             outliner = _FunctionOutliner(fn, program, taken)
             body = outliner.stmt(fn.body)
             ftype = FunctionType.Orchestration if fn.func_type is FunctionType.Opaque else fn.func_type
+            for new in outliner.created:
+                check_aiv_split(new, core=True)
             out.extend(outliner.created)
             out.append(fn.replace(body=body, func_type=ftype))
             changed = True

@@ -1,0 +1,98 @@
+"""The `split_aiv` placement rules (the AivSplitValid property), shared by the verifier and
+OutlineIncoreScopes, which diagnoses them as it outlines.
+
+Opening even one region makes the regions authoritative for the whole function:
+
+- vector compute inside a region runs on the AIV lane; outside every region it is
+  rejected (in core functions; in a host function the region is outlined on its own);
+- cube compute (matmul family) inside a region is rejected;
+- `aiv_shard` / `aic_gather` outside every region are rejected;
+- a cube-produced tile read inside a region must arrive through `aiv_shard`, and a
+  region-produced tile read by cube compute outside must leave through `aic_gather`;
+- all crossings of one function ride one pipe, so crossings in a NONE region cannot sit
+  beside crossings in an UP_DOWN / LEFT_RIGHT region.
+"""
+
+from __future__ import annotations
+
+from ...ir.enums import SplitMode
+from ...ir.expr import Call, Var
+from ...ir.function import Function
+from ...ir.stmt import Assign, SplitAivScope, Stmt
+from ..diagnostics import PassError
+from .core_affinity import is_cube_compute, is_vector_compute, leaf_call
+from .var_uses import child_stmts, expr_vars, stmt_exprs
+
+CROSSINGS = ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather")
+
+
+def _leaves(s: Stmt, region: SplitAivScope | None, out: list[tuple[Stmt, SplitAivScope | None]]) -> None:
+    if isinstance(s, SplitAivScope):
+        region = s
+    call = leaf_call(s)
+    if call is not None:
+        out.append((s, region))
+    for c in child_stmts(s):
+        _leaves(c, region, out)
+
+
+def check_aiv_split(fn: Function, core: bool) -> None:
+    """Raise `PassError` for the first placement rule `fn` breaks (`core`: fn runs on a core)."""
+    if not _has_region(fn.body):
+        return
+    leaves: list[tuple[Stmt, SplitAivScope | None]] = []
+    _leaves(fn.body, None, leaves)
+    cube_defs: set[Var] = set()
+    region_defs: dict[Var, SplitAivScope] = {}
+    for s, region in leaves:
+        call: Call = leaf_call(s)
+        name = call.op.name
+        where = f"in function {fn.name!r}"
+        if region is not None and is_cube_compute(call):
+            raise PassError(f"cube op {name} inside a split_aiv region {where}: cube work runs on the AIC, "
+                            f"outside every region", s.span)
+        if region is None and name in CROSSINGS:
+            raise PassError(f"{name.split('.')[1]} outside every split_aiv region {where}: it names the "
+                            f"boundary of a region and must be written inside one", s.span)
+        if region is None and core and is_vector_compute(call):
+            raise PassError(f"vector op {name} outside every split_aiv region {where}: once a function "
+                            f"opens a region, its vector work must be inside one (use mode=pl.SplitMode.NONE "
+                            f"for a full-width phase)", s.span)
+        if isinstance(s, Assign):
+            if region is None and is_cube_compute(call):
+                cube_defs.add(s.var)
+            elif region is not None and name not in CROSSINGS:
+                region_defs[s.var] = region
+        reads = [v for e in stmt_exprs(s) for v in expr_vars(e)]
+        if region is not None and name not in CROSSINGS:
+            for v in reads:
+                if v in cube_defs:
+                    raise PassError(f"tile {v.name!r} produced by cube work is read inside a split_aiv "
+                                    f"region by {name} {where} without pl.aiv_shard: name the crossing",
+                                    s.span)
+        if region is None and is_cube_compute(call):
+            for v in reads:
+                if v in region_defs:
+                    raise PassError(f"tile {v.name!r} produced in a split_aiv region is read by cube op "
+                                    f"{name} {where} without pl.aic_gather: name the crossing", s.span)
+    _check_one_pipe(fn, leaves)
+
+
+def _has_region(s: Stmt) -> bool:
+    return isinstance(s, SplitAivScope) or any(_has_region(c) for c in child_stmts(s))
+
+
+def _check_one_pipe(fn: Function, leaves: list[tuple[Stmt, SplitAivScope | None]]) -> None:
+    split_kind: tuple[bool, Stmt] | None = None
+    for s, region in leaves:
+        if region is None or leaf_call(s).op.name not in CROSSINGS:
+            continue
+        no_split = region.mode is SplitMode.NONE
+        if split_kind is None:
+            split_kind = (no_split, s)
+        elif split_kind[0] != no_split:
+            raise PassError(f"function {fn.name!r} has crossings in both a mode=NONE split_aiv region and "
+                            f"a data-parallel (UP_DOWN / LEFT_RIGHT) one; all crossings of a function share "
+                            f"one pipe, which is split or not for its whole lifetime (line "
+                            f"{split_kind[1].span.begin_line}): put the phases in separate "
+                            f"pl.at(level=pl.Level.CORE_GROUP) scopes", s.span)

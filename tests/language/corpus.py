@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (DSL source text)
 """Round-trip corpus: DSL programs covering every construct and op family.
 
 Each entry is (name, source). Kernel bodies go into an InCore function

@@ -117,10 +117,15 @@ class ExprEvaluator(ParseState):
 
     # --- errors ---------------------------------------------------------------------------
     def error(
-        self, cls: type[ParserError], message: str, node: ast.AST | Span, hint: str = ""
+        self,
+        cls: type[ParserError],
+        message: str,
+        node: ast.AST | Span,
+        hint: str = "",
+        code: str | None = None,
     ) -> ParserError:
         span = node if isinstance(node, Span) else self.src.span(node)
-        return self.src.locate(cls(message, span, hint=hint), span)
+        return self.src.locate(cls(message, span, hint=hint, code=code), span)
 
     def locate(self, err: ParserError, node: ast.AST) -> ParserError:
         return self.src.locate(err, self.src.span(node))
@@ -136,6 +141,13 @@ class ExprEvaluator(ParseState):
                 return scope[name]
         if name in SAFE_BUILTINS:
             return SAFE_BUILTINS[name]
+        if hasattr(builtins, name):
+            raise self.error(
+                UnsupportedConstructError,
+                f"the Python builtin {name!r} is not supported in a DSL function",
+                node,
+                hint=f"use pl.{name}" if name in ("range", "min", "max", "abs") else "",
+            )
         known = [n for f in self.env for n in f] + list(self.closure) + list(self.globals)
         close = difflib.get_close_matches(name, known, n=1)
         raise self.error(

@@ -288,6 +288,13 @@ class LoopParser(StatementParser):
         self.emit(Scope(ScopeKind.Spmd, body, attrs, index_var=index_var, span=self.src.span(node)))
 
     def split_aiv_loop(self, node: ast.For, fn: Any, args: list, kwargs: dict) -> None:
+        if "mode" not in kwargs:
+            raise self.error(
+                ParserSyntaxError,
+                "pl.split_aiv needs mode=pl.SplitMode.NONE / UP_DOWN / LEFT_RIGHT",
+                node.iter,
+                hint="there is no default mode: choose how the two AIV lanes share the work",
+            )
         b = self.bind_args(fn, args, kwargs, node.iter)
         if b.get("n") != 2 or isinstance(b.get("n"), bool):
             raise self.error(

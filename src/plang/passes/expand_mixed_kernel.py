@@ -53,6 +53,7 @@ PUSH = {Side.CUBE: "tile.tpush_to_aiv", Side.VECTOR: "tile.tpush_to_aic"}
 POP = {Side.CUBE: "tile.tpop_from_aiv", Side.VECTOR: "tile.tpop_from_aic"}  # by consumer side
 FREE = {Side.CUBE: "tile.tfree_to_aiv", Side.VECTOR: "tile.tfree_to_aic"}
 EXPLICIT = ("tile.aiv_shard", "tile.aic_gather")
+RECEIVER = {"tile.aiv_shard": Side.VECTOR, "tile.aic_gather": Side.CUBE}
 
 
 def _is_tile(v: Any) -> bool:
@@ -71,8 +72,8 @@ class _Analysis:
                 continue
             side = stmt_side(s)
             self.sides.add(side)
-            if isinstance(s, Assign):
-                self.def_side[s.var] = side
+            if isinstance(s, Assign):  # a named crossing's result lives on the receiving side
+                self.def_side[s.var] = RECEIVER.get(call.op.name, side)
         for s in walk_stmts(fn.body):  # carried tiles live where their yields are produced
             if isinstance(s, (For, While)):
                 y = _trailing_yield(s.body)
@@ -152,7 +153,7 @@ class _Projector(VarRewriter):
         if isinstance(s, SplitAivScope):
             return self.region(s)
         if isinstance(s, Scope):
-            return flatten(self.stmt(block(s.body)))
+            return self.inline(s.body)
         call = leaf_call(s)
         if call is None:
             return [self.stmt(s)]
@@ -197,9 +198,13 @@ class _Projector(VarRewriter):
             lane = Var(s.lane_var.name, s.lane_var.type, s.lane_var.span)
             self.mapping[s.lane_var] = lane
             bind = Assign(lane, make_call("tile.get_subblock_idx", span=s.span), s.span)
-            return [bind, *flatten(self.stmt(block(s.body)))]
+            return [bind, *self.inline(s.body)]
         self.mapping[s.lane_var] = ConstInt(0)
-        return flatten(self.stmt(block(s.body)))
+        return self.inline(s.body)
+
+    def inline(self, body: Stmt) -> list[Stmt]:
+        """A region's statements projected into the enclosing block (its pops are freed there)."""
+        return [x for st in flatten(body) for x in self.project(st)]
 
     def compound(self, s: For | While | If) -> list[Stmt]:
         if not _has_work(s, self.side, self.info):
@@ -235,8 +240,9 @@ def _drop_carried(s: For | While | If, keep: list[bool]) -> Stmt:
     def strip(body: Stmt) -> Stmt:
         stmts = flatten(body)
         if stmts and isinstance(stmts[-1], Yield):
-            y = stmts[-1]
-            stmts[-1] = y.replace(values=tuple(v for v, k in zip(y.values, keep) if k))
+            values = tuple(v for v, k in zip(stmts.pop().values, keep) if k)
+            if values:
+                stmts.append(Yield(values, body.span))
         return seq(stmts, body.span)
 
     rvs = tuple(v for v, k in zip(s.return_vars, keep) if k)

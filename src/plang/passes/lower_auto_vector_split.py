@@ -100,7 +100,8 @@ class _Splitter(Retyper):
                 if v in self.cube_reads and v in self.mapping:
                     half = self.mapping[v]
                     call = make_call("tile.aic_gather", [half], {"mode": self.mode}, span)
-                    full = Var(v.name, call.type, span)
+                    t = call.type
+                    full = Var(v.name, TileType(t.shape, t.dtype, v.type.memory_space, t.valid_shape), span)
                     gathers.append(Assign(full, call, span))
                     self.mapping[v] = full
         return SplitAivScope(self.mode, lane, seq([*body, *gathers], span), span)

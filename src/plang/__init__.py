@@ -65,3 +65,7 @@ from .language import *  # noqa: F403  (types, op wrappers, constructs, decorato
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
+
+from .jit import RUNTIME, JITFunction, jit  # noqa: E402
+
+__version__ = "0.1.0"

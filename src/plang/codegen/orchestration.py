@@ -362,7 +362,9 @@ class _FunctionWriter:
 
     def result(self, callee: Function, args: list[str]) -> str:
         values = []
+        origins = _written_params(callee.body)
         for value in _returned(callee.body):
+            value = origins.get(value, value)
             if value not in callee.params:
                 raise self.fail(callee, f"kernel {callee.name!r} returns {getattr(value, 'name', value)!r}, "
                                 "which is not one of its parameters; outputs must be Out/InOut parameters")
@@ -380,6 +382,45 @@ def _calls(body: S.Stmt) -> list[E.Call]:
         if isinstance(value, E.Call) and isinstance(value.op, E.GlobalVar):
             out.append(value)
     return out
+
+
+def _written_params(body: S.Stmt) -> dict:
+    """Var -> the parameter whose buffer it is: results of in-place writes (`tile.store`
+    returns its output tensor), plain copies, and loop / branch results carrying one."""
+    origin: dict = {}
+
+    def root(v):
+        return origin.get(v, v)
+
+    def walk(stmt: S.Stmt) -> None:
+        for s in S.flatten(stmt):
+            if isinstance(s, S.Assign):
+                value = s.value
+                if isinstance(value, E.Var):
+                    origin[s.var] = root(value)
+                elif isinstance(value, E.Call) and not isinstance(value.op, E.GlobalVar) and value.op.facts.writes:
+                    written = value.op.facts.writes[0]
+                    names = [p.name for p in value.op.params]
+                    index = names.index(written)
+                    target = value.args[index] if index < len(value.args) else value.kwargs.get(written)
+                    if isinstance(target, E.Var):
+                        origin[s.var] = root(target)
+            elif isinstance(s, (S.For, S.While)):
+                for it in s.iter_args:
+                    if isinstance(it.init, E.Var):
+                        origin[it] = root(it.init)
+                walk(s.body)
+                for it, rv in zip(s.iter_args, s.return_vars):
+                    origin[rv] = root(it)
+            elif isinstance(s, S.If):
+                walk(s.then_body)
+                if s.else_body is not None:
+                    walk(s.else_body)
+            elif isinstance(s, (S.Scope, S.SplitAivScope)):
+                walk(s.body)
+
+    walk(body)
+    return origin
 
 
 def _returned(body: S.Stmt) -> tuple:

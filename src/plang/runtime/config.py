@@ -24,6 +24,8 @@ class RunConfig:
     profiling, profile_dir: write a swimlane trace per run into ``profile_dir``
     (default ``./plang_profile``).
     pipe_timeout: seconds a cross-core pipe wait may block before the run fails as a deadlock.
+    disk_cache: let `@pl.jit` persist compiled programs on disk and reuse them across processes
+    (also off when the environment sets ``PLANG_DISK_CACHE=0``).
     Unknown keywords raise `TypeError` naming the keyword.
     """
 
@@ -38,6 +40,7 @@ class RunConfig:
     profiling: bool = False
     profile_dir: str | None = None
     pipe_timeout: float = 30.0
+    disk_cache: bool = True
 
     def __post_init__(self) -> None:
         if self.platform not in PLATFORMS:

@@ -41,7 +41,8 @@ class Source:
     def span(self, node: ast.AST) -> Span:
         lo, co = self.line_offset, self.col_offset
         if self.source_map and node.lineno + lo in self.source_map:
-            file, line, col = self.source_map[node.lineno + lo]
+            file, line, shift = self.source_map[node.lineno + lo]  # shift: generated - original column
+            col = max(node.col_offset - shift, 0)
             width = (node.end_col_offset or node.col_offset) - node.col_offset
             return Span(file, line, col, line, col + max(width, 0))
         return Span(

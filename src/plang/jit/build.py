@@ -1,0 +1,110 @@
+"""Code generation for a lowered program: native kernels + the orchestration task program,
+packaged as a runtime `CompiledProgram` (and restored from / saved to the disk cache)."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ..dtypes import DataType
+from ..ir.enums import FunctionType
+from ..ir.function import Function, Program
+from ..ir.types import ScalarType, TensorType, dim_value
+
+
+def _signature(fn: Function):
+    from ..runtime.compiled import ParamSpec
+
+    specs = []
+    for param, direction in zip(fn.params, fn.param_directions):
+        t = param.type
+        if isinstance(t, TensorType):
+            shape = tuple(dim_value(d) if dim_value(d) is not None else d.name for d in t.shape)
+            specs.append(ParamSpec(param.name, t.dtype, shape, direction))
+        elif isinstance(t, ScalarType):
+            specs.append(ParamSpec(param.name, t.dtype, None, direction))
+        else:
+            raise TypeError(f"entry {fn.name}: parameter {param.name!r} of type {t} can not be passed "
+                            f"from Python")
+    return specs
+
+
+def _entry_name(lowered: Program, entry: str) -> str:
+    if entry in lowered.functions:
+        return entry
+    host = [f.name for f in lowered.functions.values() if f.func_type is FunctionType.Orchestration]
+    if len(host) == 1:
+        return host[0]
+    raise TypeError(f"lowered program has no orchestration entry named {entry!r}")
+
+
+def build_compiled_program(program: Program | None, lowered: Program, config, entry: str,
+                           key: tuple | None):
+    """Compile every core function and the orchestration of `lowered`."""
+    from ..codegen.kernel import compile_kernel
+    from ..codegen.orchestration import generate_orchestration
+    from ..runtime.compiled import CompiledProgram
+    from ..runtime.kernel_launch import LaunchableKernel
+
+    entry = _entry_name(lowered, entry)
+    core = [f for f in lowered.functions.values() if f.func_type.is_core]
+    device = config.resolved_device()
+    with ThreadPoolExecutor(max_workers=min(4, max(1, len(core)))) as pool:
+        natives = list(pool.map(lambda f: compile_kernel(f, device), core))
+    kernels = {k.name: LaunchableKernel(k) for k in natives}
+    orch = generate_orchestration(lowered, entry)
+    compiled = CompiledProgram(entry, _signature(lowered.get(entry)), orch.fn, kernels, orch.source,
+                               program)
+    compiled.lowered = lowered
+    if key is not None:
+        _save(compiled, natives, key)
+    return compiled
+
+
+def _save(compiled, natives, key: tuple) -> None:
+    from . import disk_cache
+
+    def write(folder: Path) -> dict:
+        for k in natives:
+            k.save(str(folder / k.name))
+        return {
+            "entry": compiled.name,
+            "orchestration": compiled.source,
+            "kernels": [k.name for k in natives],
+            "signature": [[p.name, p.dtype.name, None if p.shape is None else list(p.shape),
+                           p.direction.value] for p in compiled.signature],
+        }
+
+    disk_cache.store(key, write)
+
+
+def restore_compiled_program(key: tuple) -> Any | None:
+    """A `CompiledProgram` from the disk cache (its `program` / `lowered` are None), or None."""
+    from . import disk_cache
+
+    return disk_cache.load(key, _restore)
+
+
+def _restore(folder: Path, meta: dict):
+    from ..codegen.kernel import load_kernel
+    from ..ir.enums import ParamDirection
+    from ..runtime.compiled import CompiledProgram, ParamSpec
+    from ..runtime.kernel_launch import LaunchableKernel
+
+    namespace: dict[str, Any] = {}
+    exec(compile(meta["orchestration"], f"<orchestration {meta['entry']}>", "exec"), namespace)
+    kernels = {}
+    for name in meta["kernels"]:
+        path = str(folder / name)
+        if not os.path.exists(path):
+            return None
+        kernels[name] = LaunchableKernel(load_kernel(path))
+    signature = [ParamSpec(n, DataType.from_name(d), None if s is None else tuple(s), ParamDirection(direction))
+                 for n, d, s, direction in meta["signature"]]
+    compiled = CompiledProgram(meta["entry"], signature, namespace[meta["entry"]], kernels,
+                               meta["orchestration"], None)
+    compiled.lowered = None
+    compiled.from_disk = True
+    return compiled

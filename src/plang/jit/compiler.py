@@ -1,0 +1,83 @@
+"""Glue from a specialization to a runnable program: parse → passes → kernels → orchestration.
+
+This is the one place that ties the front end, the pass pipeline, kernel codegen and the
+runtime together (DESIGN.md "Package layout").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .binding import Binding
+from .source import python_literal
+from .specializer import collect_functions, specialize_source
+
+if TYPE_CHECKING:
+    from .function import JITFunction
+
+
+def live_value(fn: JITFunction, name: str) -> Any:
+    """The current value of a global / closure name of `fn` (not the snapshot)."""
+    func = fn.source.func
+    if func.__closure__ and name in func.__code__.co_freevars:
+        try:
+            return func.__closure__[func.__code__.co_freevars.index(name)].cell_contents
+        except ValueError:
+            return None
+    return func.__globals__.get(name)
+
+
+def constant_names(entry: JITFunction) -> list[tuple[JITFunction, str]]:
+    """(function, name) of every closure/global constant the kernel's bodies read."""
+    from .specializer import _free_constants
+
+    deps = collect_functions(entry)
+    dep_names = {d.name for d in deps}
+    return [(fn, name) for fn in deps for name in _free_constants(fn, dep_names)]
+
+
+def constants_key(entry: JITFunction) -> tuple:
+    return tuple((fn.name, name, python_literal(live_value(fn, name)))
+                 for fn, name in constant_names(entry))
+
+
+def parse_specialized(entry: JITFunction, binding: Binding):
+    """The specialized `@pl.program` source, parsed (diagnostics point at the user's file)."""
+    import plang
+
+    spec = specialize_source(entry, binding)
+    return plang.parse(spec.source, filename=entry.source.filename, source_map=spec.source_map)
+
+
+def lower_program(program, config):
+    """Run the configured pass pipeline."""
+    from ..passes import PassManager
+
+    return PassManager(strategy=config.strategy, verify=config.verify,
+                       dump_dir=config.dump_passes).run(program)
+
+
+COUNTERS = {"compiles": 0, "disk_hits": 0}
+"""Process-wide counts of full compilations and of programs restored from the disk cache."""
+
+
+def source_key(entry: JITFunction) -> tuple:
+    """Identity of the kernel's code: name, file and source hash of the entry and its deps."""
+    return tuple((fn.kind, fn.name, fn.source.filename, fn.source.text_hash)
+                 for fn in collect_functions(entry))
+
+
+def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
+    """The disk-cached program for `key`, else specialize, lower and generate code."""
+    from .build import build_compiled_program, restore_compiled_program
+
+    if config.disk_cache:
+        restored = restore_compiled_program(key)
+        if restored is not None:
+            COUNTERS["disk_hits"] += 1
+            return restored
+    COUNTERS["compiles"] += 1
+    program = parse_specialized(entry, binding)
+    lowered = lower_program(program, config)
+    return build_compiled_program(program, lowered, config, entry=entry.name,
+                                  key=key if config.disk_cache else None)

@@ -1,0 +1,95 @@
+"""The on-disk JIT cache: compiled programs persisted so a new process skips compilation.
+
+Layout: `<root>/<key-hash>/` holding `meta.json` (format version, plang version, the key, the
+signature, the orchestration source, the kernel list) and one shared library per kernel.
+Entries are written into a temporary folder and renamed into place (atomic); an entry that
+is missing pieces, corrupt, or from another plang / format version is ignored (and
+replaced by the next store), never trusted.
+
+Root: `$PLANG_CACHE_DIR`, else `$XDG_CACHE_HOME/plang`, else `~/.cache/plang`.
+`PLANG_DISK_CACHE=0` disables it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+FORMAT_VERSION = 1
+
+
+def cache_root() -> Path | None:
+    if os.environ.get("PLANG_DISK_CACHE", "1") in ("0", "false", "off", "no"):
+        return None
+    root = os.environ.get("PLANG_CACHE_DIR")
+    if root:
+        return Path(root)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "plang"
+
+
+def _machine_tag() -> str:
+    """Native code targets the host CPU: entries are only valid on the same CPU model."""
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "flags")):
+                    flags += line
+                if line.startswith("flags"):
+                    break
+    except OSError:
+        pass
+    return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
+
+
+def entry_dir(key: tuple) -> Path | None:
+    root = cache_root()
+    if root is None:
+        return None
+    from .. import __version__
+
+    digest = hashlib.sha256(repr((FORMAT_VERSION, __version__, _machine_tag(), key)).encode()).hexdigest()
+    return root / digest[:32]
+
+
+def load(key: tuple, restore: Callable[[Path, dict], Any]) -> Any | None:
+    """The cached object for `key`, or None when absent or unusable."""
+    path = entry_dir(key)
+    if path is None or not (path / "meta.json").is_file():
+        return None
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+        from .. import __version__
+
+        if meta.get("format") != FORMAT_VERSION or meta.get("plang") != __version__:
+            return None
+        return restore(path, meta)
+    except Exception:  # a corrupt entry is a miss, never a crash
+        return None
+
+
+def store(key: tuple, write: Callable[[Path], dict]) -> None:
+    """Persist an entry: `write(folder)` writes artifacts and returns the metadata dict."""
+    path = entry_dir(key)
+    if path is None:
+        return
+    from .. import __version__
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=path.parent))
+    try:
+        meta = write(tmp)
+        meta.update(format=FORMAT_VERSION, plang=__version__)
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        os.rename(tmp, path)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,221 @@
+"""`JITFunction`: a `@pl.jit` kernel with shape specialization and caching.
+
+Call path: fast key (each argument's shape/dtype or scalar value + config) → in-memory
+`CompiledProgram`; on a miss, bind (checks every argument against its annotation) →
+specialization key → memory cache → disk cache → specialize, parse, lower, generate code.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any, Callable
+
+from ..ir.enums import ParamDirection
+from .binding import Binding, bind, tensor_meta
+from .source import FunctionSource, read_source
+
+
+class JITFunction:
+    """Created by `@pl.jit`, `@pl.jit.incore` and `@pl.jit.inline`."""
+
+    def __init__(self, func: Callable, kind: str, auto_scope: bool | None = None) -> None:
+        if kind == "incore" and auto_scope is not None:
+            raise TypeError("@pl.jit.incore does not take auto_scope=: an incore kernel is outlined into "
+                            "its own function, so runtime scopes never land in a caller")
+        self._func = func
+        self.kind = kind
+        self.auto_scope = True if auto_scope is None else auto_scope
+        self._source: FunctionSource | None = None
+        self._deps: list[JITFunction] | None = None
+        self._cache: dict[tuple, Any] = {}
+        self._fast: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
+        self._building: dict[tuple, threading.Event] = {}
+        self.__wrapped__ = func
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+        self.__qualname__ = func.__qualname__
+
+    # -- introspection -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._func.__name__
+
+    @property
+    def source(self) -> FunctionSource:
+        if self._source is None:
+            self._source = read_source(self._func)
+        return self._source
+
+    @property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.source.params]
+
+    @property
+    def output_param_names(self) -> list[str]:
+        return [p.name for p in self.source.params if p.direction is not ParamDirection.In]
+
+    def dependencies(self) -> list[JITFunction]:
+        """`@pl.jit.*` functions this body refers to by name."""
+        if self._deps is None:
+            seen: list[JITFunction] = []
+            for node in ast.walk(self.source.fdef):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    value = self.source.namespace.get(node.id)
+                    if isinstance(value, JITFunction) and value is not self and value not in seen:
+                        if value.kind == "orchestration":
+                            raise TypeError(f"{self.name} calls @pl.jit function {value.name}; only "
+                                            f"@pl.jit.incore / @pl.jit.inline functions can be called")
+                        seen.append(value)
+            self._deps = seen
+        return self._deps
+
+    def __repr__(self) -> str:
+        return f"<pl.jit{'' if self.kind == 'orchestration' else '.' + self.kind} {self.name}>"
+
+    # -- specialization ------------------------------------------------------------------
+    def _bind(self, args: tuple, kwargs: dict) -> Binding:
+        return bind(self.name, self.source.params, self.source.bound_dynamic, args, kwargs)
+
+    def specialize(self, *args: Any, **kwargs: Any):
+        """Pre-pass `ir.Program` for these arguments (no passes, no codegen, cache untouched)."""
+        if "config" in kwargs:
+            raise TypeError("specialize() takes no config=: the pass pipeline never runs here")
+        self._require_entry("specialize")
+        from .compiler import parse_specialized
+
+        return parse_specialized(self, self._bind(args, kwargs))
+
+    def _require_entry(self, what: str) -> None:
+        if self.kind != "orchestration":
+            raise TypeError(f"{what}() is called on the @pl.jit entry, not on @pl.jit.{self.kind} "
+                            f"function {self.name}")
+
+    def lower(self, *args: Any, config=None, **kwargs: Any):
+        """Post-pass `ir.Program` for these arguments."""
+        self._require_entry("lower")
+        from .compiler import lower_program, parse_specialized
+
+        return lower_program(parse_specialized(self, self._bind(args, kwargs)), _config(config))
+
+    def compile(self, *args: Any, config=None, **kwargs: Any):
+        """The cached `CompiledProgram` for this specialization."""
+        self._require_entry("compile")
+        config = _config(config)
+        return self._compiled(self._bind(args, kwargs), config)
+
+    def warmup(self, *args: Any, config=None, **kwargs: Any):
+        """Compile every kernel without running anything; returns the CompiledProgram."""
+        compiled = self.compile(*args, config=config, **kwargs)
+        compiled.prepare()
+        return compiled
+
+    def _compiled(self, binding: Binding, config):
+        from .compiler import compile_binding, constants_key, source_key
+
+        key = (source_key(self), binding.key, constants_key(self), config.compile_key())
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+            event = self._building.get(key)
+            owner = event is None
+            if owner:
+                event = self._building[key] = threading.Event()
+        if not owner:
+            event.wait()
+            return self._compiled(binding, config)
+        try:
+            compiled = compile_binding(self, binding, config, key)
+            self._cache[key] = compiled
+            return compiled
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+            event.set()
+
+    # -- calling -------------------------------------------------------------------------
+    def __call__(self, *args: Any, config=None, **kwargs: Any):
+        if self.kind != "orchestration":
+            raise TypeError(f"@pl.jit.{self.kind} function {self.name} can only be called from a "
+                            f"@pl.jit entry")
+        fast_key = _fast_key(args, kwargs, config)
+        hit = self._fast.get(fast_key) if fast_key is not None else None
+        if hit is not None and self._constants_unchanged(hit[1]):
+            compiled = hit[0]
+        else:
+            from .compiler import constant_names, live_value
+
+            compiled = self._compiled(self._bind(args, kwargs), _config(config))
+            if fast_key is not None:
+                snapshot = tuple((fn, name, live_value(fn, name)) for fn, name in constant_names(self))
+                self._fast[fast_key] = (compiled, snapshot)
+        return compiled(*args, config=config, **kwargs)
+
+    @staticmethod
+    def _constants_unchanged(snapshot: tuple) -> bool:
+        from .compiler import live_value
+
+        for fn, name, value in snapshot:
+            current = live_value(fn, name)
+            if current is not value and current != value:
+                return False
+        return True
+
+
+def _fast_key(args: tuple, kwargs: dict, config) -> tuple | None:
+    parts: list[Any] = [config.compile_key() if config is not None else None]
+    for a in args:
+        shape = getattr(a, "shape", None)
+        if shape is not None:
+            parts.append((tuple(shape), a.dtype))
+        elif isinstance(a, (int, float, bool)):
+            parts.append((type(a), a))
+        else:
+            return None
+    if kwargs:
+        for k, v in sorted(kwargs.items()):
+            meta = tensor_meta(v) if getattr(v, "shape", None) is not None else None
+            parts.append((k, meta if meta is not None else (type(v), v)))
+    return tuple(parts)
+
+
+def _config(config):
+    from ..runtime import RunConfig
+
+    if config is None:
+        return RunConfig()
+    if not isinstance(config, RunConfig):
+        raise TypeError(f"config= must be a plang.runtime.RunConfig, got {type(config).__name__}")
+    return config
+
+
+class _JITDecorator:
+    """`pl.jit`, `pl.jit(auto_scope=False)`, `pl.jit.incore`, `pl.jit.inline`."""
+
+    def __call__(self, func: Callable | None = None, *, auto_scope: bool | None = None):
+        if func is None:
+            return lambda f: JITFunction(f, "orchestration", auto_scope)
+        return JITFunction(func, "orchestration", auto_scope)
+
+    def incore(self, func: Callable | None = None, **kwargs: Any):
+        if "auto_scope" in kwargs:
+            raise TypeError("@pl.jit.incore does not take auto_scope=: an incore kernel is outlined into "
+                            "its own function, so runtime scopes never land in a caller")
+        if kwargs:
+            raise TypeError(f"@pl.jit.incore got unexpected keyword(s) {sorted(kwargs)}")
+        if func is None:
+            return lambda f: JITFunction(f, "incore")
+        return JITFunction(func, "incore")
+
+    def inline(self, func: Callable | None = None, *, auto_scope: bool | None = None):
+        if func is None:
+            return lambda f: JITFunction(f, "inline", auto_scope)
+        return JITFunction(func, "inline", auto_scope)
+
+
+jit = _JITDecorator()

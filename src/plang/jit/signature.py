@@ -1,0 +1,121 @@
+"""Reading a `@pl.jit` function's parameter annotations and binding call arguments to them.
+
+An annotation is read from the function's AST (evaluating its pieces in the function's
+namespace), never by executing the function: bare `pl.Tensor`, `pl.Tensor[[dims], dtype]`
+(dims are ints or `pl.dynamic` variables), `pl.Out[...]` / `pl.InOut[...]`, `pl.Scalar[dtype]`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ..dtypes import DataType
+from ..ir.enums import ParamDirection, TensorLayout
+
+Dim = Any  # int | DynVar | None (unknown until a call supplies it)
+
+
+class RuntimeScalar:
+    """`pl.RUNTIME`: leave a scalar parameter unspecialized (supplied at dispatch)."""
+
+    _instance: RuntimeScalar | None = None
+
+    def __new__(cls) -> RuntimeScalar:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+
+RUNTIME = RuntimeScalar()
+
+
+def is_dynvar(x: Any) -> bool:
+    from ..language.values import DynVar
+
+    return isinstance(x, DynVar)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """What one parameter's annotation says. `dims`/`dtype` are None where left open."""
+
+    name: str
+    kind: str  # "tensor" | "scalar"
+    direction: ParamDirection
+    dims: tuple[Dim, ...] | None
+    dtype: DataType | None
+    layout: TensorLayout = TensorLayout.ND
+    default: Any = None
+    lineno: int = 0
+
+    @property
+    def fully_annotated(self) -> bool:
+        return self.kind == "scalar" or (self.dims is not None and self.dtype is not None)
+
+
+def read_params(fdef: ast.FunctionDef, namespace: dict[str, Any], filename: str,
+                line_offset: int) -> list[ParamSpec]:
+    """ParamSpecs for every parameter of `fdef` (`self` excluded)."""
+    specs: list[ParamSpec] = []
+    args = fdef.args.args
+    defaults = [None] * (len(args) - len(fdef.args.defaults)) + list(fdef.args.defaults)
+    for a, d in zip(args, defaults):
+        if a.arg == "self":
+            continue
+        line = a.lineno + line_offset
+        if a.annotation is None:
+            raise TypeError(f"{filename}:{line}: parameter {a.arg!r} of {fdef.name!r} needs an "
+                            f"annotation such as pl.Tensor or pl.Scalar[pl.INT32]")
+        default = _eval(d, namespace) if d is not None else None
+        specs.append(_read(a.arg, a.annotation, namespace, filename, line, default))
+    return specs
+
+
+def _read(name: str, node: ast.expr, ns: dict[str, Any], filename: str, line: int,
+          default: Any) -> ParamSpec:
+    direction = ParamDirection.In
+    head = _dotted(node.value if isinstance(node, ast.Subscript) else node)
+    if isinstance(node, ast.Subscript) and head in ("pl.Out", "pl.InOut", "Out", "InOut"):
+        direction = ParamDirection.Out if head.endswith("Out") and not head.endswith("InOut") else ParamDirection.InOut
+        node = node.slice
+        head = _dotted(node.value if isinstance(node, ast.Subscript) else node)
+    kind = head.rsplit(".", 1)[-1]
+    if kind == "Tensor":
+        if not isinstance(node, ast.Subscript):
+            return ParamSpec(name, "tensor", direction, None, None, default=default, lineno=line)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        shape = _eval(parts[0], ns)
+        dtype = _eval(parts[1], ns) if len(parts) > 1 else None
+        layout = _eval(parts[2], ns) if len(parts) > 2 else TensorLayout.ND
+        if not isinstance(shape, (list, tuple)) or not isinstance(dtype, DataType):
+            raise TypeError(f"{filename}:{line}: parameter {name!r}: expected pl.Tensor[[dims], dtype]")
+        return ParamSpec(name, "tensor", direction, tuple(shape), dtype, layout, default, line)
+    if kind == "Scalar":
+        dtype = _eval(node.slice, ns) if isinstance(node, ast.Subscript) else None
+        return ParamSpec(name, "scalar", direction, None, dtype, default=default, lineno=line)
+    raise TypeError(f"{filename}:{line}: parameter {name!r}: @pl.jit parameters must be annotated "
+                    f"pl.Tensor, pl.Out[...], pl.InOut[...] or pl.Scalar[...], got {ast.unparse(node)}")
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _eval(node: ast.expr, ns: dict[str, Any]) -> Any:
+    import plang
+
+    code = compile(ast.Expression(node), "<annotation>", "eval")
+    return eval(code, {"__builtins__": {}}, {**ns, "pl": plang})
+
+
+def describe_dims(dims) -> str:
+    return "[" + ", ".join(d.name if is_dynvar(d) else str(d) for d in dims) + "]"

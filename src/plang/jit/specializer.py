@@ -1,0 +1,271 @@
+"""Specialization: a `@pl.jit` entry and its `@pl.jit.*` dependencies → one `@pl.program` source.
+
+Bodies are copied line for line (so every line maps back to the user's file through the
+returned source map); signatures are rewritten with concrete annotations from the call;
+calls to dependencies become `self.dep(...)`; closure/global constants the bodies read are
+emitted as module-level assignments (and reported, so they take part in the cache key).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..ir.enums import ParamDirection
+from .binding import Binding, TensorShape
+from .signature import RUNTIME, ParamSpec
+from .source import FunctionSource, python_literal
+
+if TYPE_CHECKING:
+    from .function import JITFunction
+
+SourceMap = dict[int, tuple[str, int, int]]  # generated line -> (file, line, column shift)
+
+_KIND_DECORATOR = {
+    "orchestration": "@pl.function(type=pl.FunctionType.Orchestration)",
+    "incore": "@pl.function(type=pl.FunctionType.InCore)",
+    "inline": "@pl.function(type=pl.FunctionType.Inline)",
+}
+
+
+@dataclass
+class Specialized:
+    source: str
+    source_map: SourceMap
+    constants: tuple[tuple[str, str], ...]  # (name, literal) of closure/global values read
+
+
+def collect_functions(entry: JITFunction) -> list[JITFunction]:
+    """Entry first, then every transitive `@pl.jit.*` dependency in discovery order."""
+    order: list[JITFunction] = [entry]
+    i = 0
+    while i < len(order):
+        for dep in order[i].dependencies():
+            if dep not in order:
+                order.append(dep)
+        i += 1
+    return order
+
+
+def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
+    functions = collect_functions(entry)
+    annotations: dict[str, dict[str, str]] = {entry.name: _entry_annotations(entry.source, binding)}
+    for fn in functions[1:]:
+        annotations[fn.name] = _dep_annotations(fn, functions, annotations)
+    dynvars: set[str] = {d for t in binding.tensors.values() for d in t.dims if isinstance(d, str)}
+    constants: dict[str, str] = {}
+    for name, value in binding.scalars.items():
+        if value is not RUNTIME:
+            constants[name] = repr(value)
+    out = ["import plang as pl", ""]
+    for fn in functions:
+        for name, lit in _free_constants(fn, {d.name for d in functions}).items():
+            if constants.setdefault(name, lit) != lit:
+                raise TypeError(f"@pl.jit: name {name!r} means different values in {fn.name} and "
+                                f"another function of this kernel; rename one")
+    for fn in functions:
+        for local, dyn in fn.source.body_dynvars.items():
+            dynvars.add(dyn)
+    dyn_lines = [f"{d} = pl.dynamic({d!r})" for d in sorted(dynvars)]
+    const_lines = [f"{n} = {lit}" for n, lit in sorted(constants.items()) if n not in dynvars]
+    out += dyn_lines + const_lines + ["", "", "@pl.program", f"class {entry.name}:"]
+    source_map: SourceMap = {}
+    for fn in reversed(functions):  # callees before callers
+        _emit_function(fn, annotations[fn.name], {d.name for d in functions}, out, source_map)
+    return Specialized("\n".join(out) + "\n", source_map, tuple(sorted(constants.items())))
+
+
+def _annotation(spec: ParamSpec, shape: TensorShape | None, scalar_dtype) -> str:
+    if spec.kind == "scalar":
+        return f"pl.Scalar[{scalar_dtype}]"
+    dims = ", ".join(str(d) for d in shape.dims)
+    layout = "" if spec.layout.name == "ND" else f", pl.{spec.layout.name}"
+    text = f"pl.Tensor[[{dims}], {shape.dtype}{layout}]"
+    if spec.direction is ParamDirection.Out:
+        return f"pl.Out[{text}]"
+    if spec.direction is ParamDirection.InOut:
+        return f"pl.InOut[{text}]"
+    return text
+
+
+def _entry_annotations(src: FunctionSource, binding: Binding) -> dict[str, str]:
+    ann: dict[str, str] = {}
+    for spec in src.params:
+        if spec.kind == "scalar":
+            if binding.scalars.get(spec.name) is RUNTIME:
+                dtype = spec.dtype or "pl.INT64"
+                ann[spec.name] = f"pl.Scalar[{dtype}]"
+        else:
+            ann[spec.name] = _annotation(spec, binding.tensors[spec.name], None)
+    return ann
+
+
+def _dep_annotations(fn: JITFunction, functions: list[JITFunction],
+                     known: dict[str, dict[str, str]]) -> dict[str, str]:
+    """A dependency's annotations: its own when complete, else taken from a call site."""
+    src = fn.source
+    ann: dict[str, str] = {}
+    for i, spec in enumerate(src.params):
+        if spec.kind == "scalar":
+            ann[spec.name] = f"pl.Scalar[{spec.dtype or 'pl.INT64'}]"
+        elif spec.fully_annotated:
+            dims = tuple(d.name if hasattr(d, "name") else int(d) for d in spec.dims)
+            ann[spec.name] = _annotation(spec, TensorShape(dims, spec.dtype), None)
+        else:
+            text = _from_call_site(fn, i, spec, functions, known)
+            if text is None:
+                raise TypeError(f"{src.filename}:{spec.lineno}: cannot infer the shape of parameter "
+                                f"{spec.name!r} of {fn.name}: pass a parameter of the caller directly "
+                                f"or annotate it fully as pl.Tensor[[dims], dtype]")
+            ann[spec.name] = text
+    return ann
+
+
+def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: list[JITFunction],
+                    known: dict[str, dict[str, str]]) -> str | None:
+    for caller in functions:
+        caller_ann = known.get(caller.name)
+        if caller_ann is None:
+            continue
+        for node in ast.walk(caller.source.fdef):
+            if not isinstance(node, ast.Call):
+                continue
+            args = _call_args_for(node, fn.name)
+            if args is None:
+                continue
+            arg = args[index] if index < len(args) else next(
+                (k.value for k in node.keywords if k.arg == spec.name), None)
+            if isinstance(arg, ast.Call) and _dotted(arg.func) in ("pl.no_dep",) and arg.args:
+                arg = arg.args[0]
+            if isinstance(arg, ast.Name) and arg.id in caller_ann:
+                inner = _strip_direction(caller_ann[arg.id])
+                if spec.direction is ParamDirection.Out:
+                    return f"pl.Out[{inner}]"
+                if spec.direction is ParamDirection.InOut:
+                    return f"pl.InOut[{inner}]"
+                return inner
+    return None
+
+
+def _call_args_for(node: ast.Call, name: str) -> list[ast.expr] | None:
+    """Positional args passed to function `name` by this call (direct or via pl.submit)."""
+    if isinstance(node.func, ast.Name) and node.func.id == name:
+        return node.args
+    if _dotted(node.func) in ("pl.submit", "pl.spmd_submit") and node.args:
+        target = node.args[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            skip = 2 if _dotted(node.func) == "pl.spmd_submit" else 1
+            return node.args[skip:]
+    return None
+
+
+def _strip_direction(text: str) -> str:
+    for head in ("pl.Out[", "pl.InOut["):
+        if text.startswith(head):
+            return text[len(head):-1]
+    return text
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _free_constants(fn: JITFunction, dep_names: set[str]) -> dict[str, str]:
+    """Closure/global Python constants the body reads, as source literals."""
+    src = fn.source
+    bound = {s.name for s in src.params} | set(src.body_dynvars)
+    for node in ast.walk(src.fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    consts: dict[str, str] = {}
+    for node in ast.walk(src.fdef):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            continue
+        name = node.id
+        if name in bound or name in dep_names or name == "pl" or name not in src.namespace:
+            continue
+        lit = python_literal(src.namespace[name])
+        if lit is not None:
+            consts[name] = lit
+    return consts
+
+
+def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], out: list[str],
+                   source_map: SourceMap) -> None:
+    src = fn.source
+    fdef = src.fdef
+    decorator = _KIND_DECORATOR[fn.kind]
+    if fn.auto_scope is False:
+        decorator = decorator.replace(")", ", auto_scope=False)") if "(" in decorator else \
+            "@pl.function(auto_scope=False)"
+    out.append("")
+    out.append(f"    {decorator}")
+    params = ", ".join(["self"] + [f"{name}: {text}" for name, text in ann.items()])
+    out.append(f"    def {fdef.name}({params}){_return_annotation(fdef, ann)}:")
+    source_map[len(out)] = (src.filename, src.orig_line(fdef.lineno), 0)
+    body = fdef.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body:
+        out.append("        pass")
+        return
+    first, last = body[0].lineno, fdef.end_lineno
+    lines = list(src.lines[first - 1:last])
+    _rewrite(src, dep_names, lines, first)
+    for offset, line in enumerate(lines):
+        out.append("    " + line if line.strip() else "")
+        source_map[len(out)] = (src.filename, src.orig_line(first + offset), 4)
+
+
+def _return_annotation(fdef: ast.FunctionDef, ann: dict[str, str]) -> str:
+    """` -> T` when every `return` returns parameters (whose types are known), else ``."""
+    types: list[str] | None = None
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Return) and node.value is not None:
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            if not all(isinstance(v, ast.Name) and v.id in ann for v in values):
+                return ""
+            these = [_strip_direction(ann[v.id]) for v in values]
+            if types is not None and these != types:
+                return ""
+            types = these
+    if not types:
+        return ""
+    return f" -> {types[0]}" if len(types) == 1 else f" -> tuple[{', '.join(types)}]"
+
+
+def _rewrite(src: FunctionSource, dep_names: set[str], lines: list[str], first: int) -> None:
+    """In place: `dep(` → `self.dep(`; drop `pl.dynamic` / `bind_dynamic` statements."""
+    inserts: dict[int, list[int]] = {}
+    for node in ast.walk(src.fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in dep_names:
+            inserts.setdefault(node.lineno, []).append(node.col_offset)
+    for stmt in ast.walk(src.fdef):
+        if _is_dynamic_decl(stmt, src):
+            lo, hi = stmt.lineno - first, stmt.end_lineno - first
+            indent = lines[lo][: len(lines[lo]) - len(lines[lo].lstrip())]
+            lines[lo] = indent + "pass"
+            for k in range(lo + 1, hi + 1):
+                lines[k] = ""
+    for lineno, cols in inserts.items():
+        k = lineno - first
+        if 0 <= k < len(lines):
+            line = lines[k]
+            for col in sorted(cols, reverse=True):
+                line = line[:col] + "self." + line[col:]
+            lines[k] = line
+
+
+def _is_dynamic_decl(stmt: ast.AST, src: FunctionSource) -> bool:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id in src.body_dynvars and isinstance(stmt.value, ast.Call)
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "bind_dynamic")
+
+

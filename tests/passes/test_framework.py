@@ -138,3 +138,34 @@ def test_timing_instrument_table(single_assign_property):
     table = timing.table().splitlines()
     assert table[0].split() == ["pass", "ms", "%"]
     assert table[1].startswith("KeepLastAssign") and table[-1].startswith("total")
+
+
+def test_real_pass_rejects_ir_lacking_its_required_property():
+    import plang as pl
+    from plang import passes
+
+    prog = pl.parse('''
+import plang as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, a: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+        x: pl.Tensor[[64], pl.FP32] = pl.add(a, a)
+        x = pl.mul(x, a)
+        return x
+''')
+    with pytest.raises(PassError, match="pass Simplify requires property SSAForm, which the IR lacks: "
+                                        "variable 'x' is assigned more than once") as err:
+        passes.simplify()(prog)
+    assert err.value.line == 9 and err.value.pass_name == "Simplify"
+    # Through the manager, ConvertToSSA produces the property first.
+    PassManager(stop_after="Simplify").run(prog)
+
+
+def test_every_registered_pass_is_a_package_attribute_by_snake_name():
+    from plang import passes
+
+    for name, cls in PASSES.items():
+        assert getattr(passes, snake_name(name)) is cls
+        assert issubclass(cls, Pass) and cls.name == name

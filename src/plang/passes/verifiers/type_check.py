@@ -115,7 +115,8 @@ class _FunctionTypes:
         t = e.type
         ok = isinstance(t, ScalarType) and (t.dtype.is_bool if bool_ else t.dtype.is_int)
         if not ok:
-            raise self.fail(f"{what} must be a {'boolean' if bool_ else 'integer'} scalar, got {_t(t)}", s)
+            kind = "a boolean" if bool_ else "an integer"
+            raise self.fail(f"{what} must be {kind} scalar, got {_t(t)}", s)
 
 
 TypeCheck = define_verifier("TypeCheck", check_types,

@@ -71,6 +71,12 @@ def vector_width(dtype: DataType, cols: int) -> int:
     return w
 
 
+def geometry(dtype: DataType, cols: int) -> tuple[int, int]:
+    """(vector width, row pitch) of a tile with `cols` columns."""
+    width = vector_width(dtype, cols)
+    return width, -(-cols // width) * width
+
+
 @dataclass
 class TileBuf:
     """A tile's storage: `buf` is `memref<rows*pitch x T>`; `valid` = (rows, cols) as index
@@ -125,8 +131,7 @@ class KernelBuilder:
     def alloc_tile(self, dtype: DataType, rows: int, cols: int,
                    valid: tuple[ir.Value, ir.Value] | None = None) -> TileBuf:
         """A tile buffer allocated at function entry."""
-        width = vector_width(dtype, cols)
-        pitch = -(-cols // width) * width
+        width, pitch = geometry(dtype, cols)
         t = ir.MemRefType.get([rows * pitch], mlir_type(dtype))
         with ir.InsertionPoint.at_block_begin(self.entry):
             buf = memref.alloca(t, [], [], alignment=ALIGN)

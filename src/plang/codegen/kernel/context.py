@@ -11,6 +11,7 @@ from ...dtypes import INDEX, DataType
 from .builder import SUPPORTED_DTYPES, KernelBuilder, TileBuf
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
 from .mlir import KernelCompileError, arith, ir, llvm, memref
+from .vectors import LazyTile, Operand, lazy_map, map_chunks, materialize
 
 
 def unsupported(where: str, dtype: DataType) -> KernelCompileError:
@@ -53,6 +54,7 @@ class LowerContext:
         self.env: dict[pir.Var, Any] = {}
         self.call: pir.Call | None = None
         self.dest: TileBuf | None = None
+        self.defer = False  # the current call's result may stay lazy (single use, fusible)
 
     # -- errors ---------------------------------------------------------------------------
     def where(self, op: str) -> str:
@@ -77,10 +79,20 @@ class LowerContext:
         except KeyError:
             raise self.error(f"variable {e.name!r} is used before it is defined") from None
 
-    def tile(self, e: pir.Expr) -> TileBuf:
+    def operand(self, e: pir.Expr) -> TileBuf | LazyTile:
+        """A tile operand read chunk by chunk (may stay lazy)."""
         v = self._bound(e)
-        if not isinstance(v, TileBuf):
+        if not isinstance(v, (TileBuf, LazyTile)):
             raise self.error(f"{e.name!r} is not a tile")
+        return v
+
+    def tile(self, e: pir.Expr) -> TileBuf:
+        """A tile operand in a buffer (a lazy tile is computed into one here)."""
+        v = self.operand(e)
+        if isinstance(v, LazyTile):
+            buf = self.kb.alloc_tile(v.dtype, v.rows, v.cols, v.valid)
+            materialize(self.kb, buf, v)
+            self.env[e] = v = buf
         return v
 
     def ddr(self, e: pir.Expr) -> DdrTensor:
@@ -141,6 +153,19 @@ class LowerContext:
         if d is not None and d.dtype is t.dtype and (d.rows, d.cols) == tile_dims(t, ""):
             return self.kb.with_valid(d, self.valid_of(t))
         return self.new_tile(t)
+
+    def elementwise(self, operands: list[Operand], fn, convert: bool = True) -> TileBuf | LazyTile:
+        """The current call's result, `fn` over `operands` chunk by chunk: lazy when the
+        call may be deferred, else computed into the result buffer."""
+        t = self.call.type
+        if t.dtype not in SUPPORTED_DTYPES:
+            raise unsupported(self.where(self.call.op.name), t.dtype)
+        if self.defer:
+            rows, cols = tile_dims(t, self.where(self.call.op.name))
+            return lazy_map(self.kb, rows, cols, t.dtype, self.valid_of(t), operands, fn, convert)
+        out = self.result_tile()
+        map_chunks(self.kb, out, operands, fn, convert)
+        return out
 
     # -- launch context -------------------------------------------------------------------
     def context_field(self, index: int) -> ir.Value:

@@ -15,17 +15,26 @@ from typing import Any, Callable
 
 from ... import ir as pir
 from ...dtypes import BOOL, INDEX
-from . import lower_elementwise, lower_layout, lower_matmul, lower_memory, lower_pipe, lower_reduce
+from . import (
+    lower_cast,
+    lower_elementwise,
+    lower_layout,
+    lower_matmul,
+    lower_memory,
+    lower_pipe,
+    lower_reduce,
+)
 from .abi import ScalarArg, Signature, TensorArg, scalar_ctype
 from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import DdrTensor, LowerContext
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
-from .vectors import full, map_chunks
+from .vectors import LazyTile, full, map_chunks, materialize
 
 Lowering = Callable[[LowerContext, str, dict], Any]
 LOWERINGS: dict[str, Lowering] = {}
-for _module in (lower_elementwise, lower_memory, lower_reduce, lower_matmul, lower_layout, lower_pipe):
+for _module in (lower_elementwise, lower_cast, lower_memory, lower_reduce, lower_matmul, lower_layout,
+                lower_pipe):
     _module.register(LOWERINGS)
 
 _CONTEXT_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1, "tile.get_subblock_idx": 2}
@@ -148,9 +157,16 @@ def _value_of(lc: LowerContext, e: pir.Expr, dest: TileBuf | None = None) -> Any
 def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) -> list | None:
     """Lower a statement list; returns the values of a trailing `Yield` (None without one)."""
     yielded = None
-    for st in pir.flatten(s):
+    stmts = pir.flatten(s)
+    hints = hints or {}
+    deferred = _deferrable(stmts, hints)
+    for st in stmts:
         if isinstance(st, pir.Assign):
-            lc.bind(st.var, _value_of(lc, st.value, (hints or {}).get(st)))
+            lc.defer = st in deferred
+            try:
+                lc.bind(st.var, _value_of(lc, st.value, hints.get(st)))
+            finally:
+                lc.defer = False
         elif isinstance(st, pir.Eval):
             _value_of(lc, st.expr)
         elif isinstance(st, pir.For):
@@ -168,9 +184,75 @@ def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) 
     return yielded
 
 
-def copy_tile(lc: LowerContext, src: TileBuf, dst: TileBuf) -> None:
-    if src.buf != dst.buf:
+def copy_tile(lc: LowerContext, src: TileBuf | LazyTile, dst: TileBuf) -> None:
+    if isinstance(src, LazyTile):
+        materialize(lc.kb, dst, src)
+    elif src.buf != dst.buf:
         map_chunks(lc.kb, dst, [full(src)], lambda v: v[0], convert=False)
+
+
+_FUSIBLE = ({"tile.load", "tile.cast", "tile.lrelu", "tile.cmp", "tile.cmps", "tile.sel", "tile.sels",
+             "tile.expands", "tile.full", "tile.move", "tile.fillpad", "tile.reshape"}
+            | _IN_PLACE_SAFE
+            | {f"tile.{d}_expand{op}" for d in ("row", "col")
+               for op in [""] + [f"_{o}" for o in lower_elementwise.EXPAND_OPS]})
+
+
+def _deferrable(stmts: list, hints: dict) -> set:
+    """Assignments whose tile result may stay lazy: a fusible op whose value is used exactly
+    once, directly by a later statement of the same block, with only non-writing assignments
+    in between (so nothing it reads can change before it is computed)."""
+    counts: dict = {}
+    _count_uses(stmts, counts)
+    out = set()
+    for i, st in enumerate(stmts):
+        if (not isinstance(st, pir.Assign) or st in hints or not isinstance(st.value, pir.Call)
+                or isinstance(st.value.op, pir.GlobalVar) or st.value.op.name not in _FUSIBLE
+                or counts.get(st.var) != 1):
+            continue
+        for later in stmts[i + 1:]:
+            direct = _direct_exprs(later)
+            if direct is not None and st.var in uses(direct):
+                out.add(st)
+                break
+            if not _harmless(later, hints):
+                break
+    return out
+
+
+def _direct_exprs(st: pir.Stmt) -> list | None:
+    if isinstance(st, pir.Assign):
+        return [st.value]
+    if isinstance(st, pir.Eval):
+        return [st.expr]
+    if isinstance(st, pir.Yield):
+        return list(st.values)
+    return None
+
+
+def _harmless(st: pir.Stmt, hints: dict) -> bool:
+    """An assignment that writes no memory a lazy tile could read."""
+    if not isinstance(st, pir.Assign) or st in hints:
+        return False
+    v = st.value
+    return not isinstance(v, pir.Call) or (not isinstance(v.op, pir.GlobalVar) and not v.op.facts.writes)
+
+
+def _count_uses(node: Any, counts: dict) -> None:
+    if isinstance(node, pir.Var):
+        counts[node] = counts.get(node, 0) + 1
+        return
+    if isinstance(node, (list, tuple)):
+        for x in node:
+            _count_uses(x, counts)
+    elif isinstance(node, pir.Assign):
+        _count_uses(node.value, counts)
+    elif isinstance(node, pir.Node) and not isinstance(node, pir.Type):
+        for _, v in node.fields():
+            _count_uses(v, counts)
+    elif hasattr(node, "values") and callable(node.values):
+        for v in node.values():
+            _count_uses(v, counts)
 
 
 def _carried(lc: LowerContext, iter_args, inits) -> tuple[list, list]:

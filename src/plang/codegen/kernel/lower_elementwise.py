@@ -1,5 +1,6 @@
 """Elementwise tile ops: binary, scalar forms, unary math, comparisons, select, expands,
-row / column broadcast ops. Each becomes one vectorized row × chunk loop (`map_chunks`)."""
+row / column broadcast ops. Each is a vectorized row × chunk computation (`LowerContext.elementwise`),
+kept lazy when its single use can fuse it (see `lower.py`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .builder import compute_dtype
 from .context import LowerContext, unsupported
 from .mlir import arith, ir, math
 from .vector_math import splat
-from .vectors import full, map_chunks, per_col, per_row, scalar
+from .vectors import full, per_col, per_row, scalar
 
 Vals = list
 
@@ -101,53 +102,43 @@ def _unary_fn(op: str, d: DataType, where: str) -> Callable[[ir.Value], ir.Value
 
 
 def lower_binary(lc: LowerContext, short: str, a: dict) -> object:
-    lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
+    lhs, rhs = lc.operand(a["lhs"]), lc.operand(a["rhs"])
     fn = _binary_fn(short, lhs.dtype, lc.where(f"tile.{short}"))
-    out = lc.result_tile()
-    map_chunks(lc.kb, out, [full(lhs), full(rhs)], lambda v: fn(v[0], v[1]))
-    return out
+    return lc.elementwise([full(lhs), full(rhs)], lambda v: fn(v[0], v[1]))
 
 
 def lower_scalar_binary(lc: LowerContext, short: str, a: dict) -> object:
     base = {"and": "and_", "or": "or_"}.get(short[:-1], short[:-1])
-    lhs = lc.tile(a["lhs"])
+    lhs = lc.operand(a["lhs"])
     fn = _binary_fn(base, lhs.dtype, lc.where(f"tile.{short}"))
-    out = lc.result_tile()
     s = lc.scalar(a["rhs"], lhs.dtype)
-    map_chunks(lc.kb, out, [full(lhs), scalar(s, lhs.dtype)], lambda v: fn(v[0], v[1]))
-    return out
+    return lc.elementwise([full(lhs), scalar(s, lhs.dtype)], lambda v: fn(v[0], v[1]))
 
 
 def lower_unary(lc: LowerContext, short: str, a: dict) -> object:
-    x = lc.tile(a.get("input", a.get("tile")))
+    x = lc.operand(a.get("input", a.get("tile")))
     fn = _unary_fn(short, x.dtype, lc.where(f"tile.{short}"))
-    out = lc.result_tile()
-    map_chunks(lc.kb, out, [full(x)], lambda v: fn(v[0]))
-    return out
+    return lc.elementwise([full(x)], lambda v: fn(v[0]))
 
 
 def lower_lrelu(lc: LowerContext, short: str, a: dict) -> object:
-    x = lc.tile(a["tile"])
+    x = lc.operand(a["tile"])
     if not _is_float(x.dtype):
         raise unsupported(lc.where("tile.lrelu"), x.dtype)
-    out = lc.result_tile()
     s = lc.scalar(a["slope"], x.dtype)
-    map_chunks(lc.kb, out, [full(x), scalar(s, x.dtype)],
-               lambda v: arith.maximumf(v[0], arith.mulf(v[0], v[1])))
-    return out
+    return lc.elementwise([full(x), scalar(s, x.dtype)],
+                          lambda v: arith.maximumf(v[0], arith.mulf(v[0], v[1])))
 
 
 def lower_cmp(lc: LowerContext, short: str, a: dict) -> object:
-    lhs = lc.tile(a["lhs"])
+    lhs = lc.operand(a["lhs"])
     name = cmp_name(a.get("cmp_type", 0))
-    out = lc.result_tile()
     if short == "cmps":
         other = scalar(lc.scalar(a["rhs"], lhs.dtype), lhs.dtype)
     else:
-        other = full(lc.tile(a["rhs"]))
+        other = full(lc.operand(a["rhs"]))
     d = lhs.dtype
-    map_chunks(lc.kb, out, [full(lhs), other], lambda v: _to_bool(compare(v[0], v[1], d, name)))
-    return out
+    return lc.elementwise([full(lhs), other], lambda v: _to_bool(compare(v[0], v[1], d, name)))
 
 
 def _mask_i1(m: ir.Value) -> ir.Value:
@@ -155,39 +146,34 @@ def _mask_i1(m: ir.Value) -> ir.Value:
 
 
 def lower_sel(lc: LowerContext, short: str, a: dict) -> object:
-    mask = lc.tile(a["mask"])
-    out = lc.result_tile()
+    mask = lc.operand(a["mask"])
+    dtype = lc.call.type.dtype
     if short == "sel":
-        other = full(lc.tile(a["rhs"]))
-        src = full(lc.tile(a["lhs"]))
+        other = full(lc.operand(a["rhs"]))
+        src = full(lc.operand(a["lhs"]))
     else:
-        src = full(lc.tile(a["src"]))
-        other = scalar(lc.scalar(a["scalar"], out.dtype, storage=True), out.dtype)
-    map_chunks(lc.kb, out, [full(mask), src, other],
-               lambda v: arith.select(_mask_i1(v[0]), v[1], v[2]), convert=False)
-    return out
+        src = full(lc.operand(a["src"]))
+        other = scalar(lc.scalar(a["scalar"], dtype, storage=True), dtype)
+    return lc.elementwise([full(mask), src, other],
+                          lambda v: arith.select(_mask_i1(v[0]), v[1], v[2]), convert=False)
 
 
 def lower_expands(lc: LowerContext, short: str, a: dict) -> object:
-    out = lc.result_tile()
-    s = lc.scalar(a["scalar"], out.dtype, storage=True)
-    map_chunks(lc.kb, out, [scalar(s, out.dtype)], lambda v: v[0], convert=False)
-    return out
+    dtype = lc.call.type.dtype
+    s = lc.scalar(a["scalar"], dtype, storage=True)
+    return lc.elementwise([scalar(s, dtype)], lambda v: v[0], convert=False)
 
 
 def lower_expand(lc: LowerContext, short: str, a: dict) -> object:
     """row_expand_<op> / col_expand_<op> / row_expand / col_expand."""
     direction, _, rest = short.partition("_expand")
     op = rest.lstrip("_")
-    lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
+    lhs, rhs = lc.operand(a["lhs"]), lc.tile(a["rhs"])
     bcast = per_row(rhs) if direction == "row" else per_col(rhs)
-    out = lc.result_tile()
     if not op:
-        map_chunks(lc.kb, out, [bcast], lambda v: v[0], convert=False)
-        return out
+        return lc.elementwise([full(lhs), bcast], lambda v: v[1], convert=False)
     fn = _binary_fn(op, lhs.dtype, lc.where(f"tile.{short}"))
-    map_chunks(lc.kb, out, [full(lhs), bcast], lambda v: fn(v[0], v[1]))
-    return out
+    return lc.elementwise([full(lhs), bcast], lambda v: fn(v[0], v[1]))
 
 
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "fmod", "and_", "or_", "xor", "shl", "shr")

@@ -1,5 +1,219 @@
-"""placeholder"""
+"""Tile creation and data movement: `full`, `create`, `move`, `read`, `write`, `fillpad`,
+`slice`, `assemble`, `concat`, `reshape`, `transpose` (2D tiles)."""
+
+from __future__ import annotations
+
+from ... import ir as pir
+from ...dtypes import BOOL, DataType
+from ...ir.enums import PadValue
+from .builder import TileBuf, compute_dtype
+from .context import LowerContext, tile_dims
+from .lower_scalar import convert
+from .mlir import arith, ir, memref, vector
+from .vector_math import splat
+from .vectors import full, lazy_map, materialize, read_chunk, scalar, vtype
+
+
+def _indices(lc: LowerContext, e: pir.Expr) -> list[ir.Value]:
+    elems = e.elements if isinstance(e, pir.MakeTuple) else [e]
+    return [lc.index(x) for x in elems]
+
+
+def _flat_offset(lc: LowerContext, t: TileBuf, idx: list[ir.Value]) -> ir.Value:
+    kb = lc.kb
+    if len(idx) == 1:  # flat logical index
+        r = arith.divui(idx[0], kb.idx(t.cols))
+        c = arith.remui(idx[0], kb.idx(t.cols))
+    else:
+        r = idx[0]
+        for i, d in zip(idx[1:-1], _leading_dims(lc)):
+            r = arith.addi(arith.muli(r, kb.idx(d)), i)
+        c = idx[-1]
+    return arith.addi(arith.muli(r, kb.idx(t.pitch)), c)
+
+
+def _leading_dims(lc: LowerContext) -> list[int]:
+    shape = lc.call.args[0].type.static_shape or ()
+    return list(shape[1:-1])
+
+
+def _lanes(width: int, n: ir.Value) -> ir.Value:
+    return vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [n])
+
+
+def lower_full(lc: LowerContext, short: str, a: dict):
+    dtype = lc.call.type.dtype
+    v = lc.scalar(a["value"], dtype, storage=True)
+    return lc.elementwise([scalar(v, dtype)], lambda x: x[0], convert=False)
+
+
+def lower_create(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    return lc.result_tile()
+
+
+def lower_move(lc: LowerContext, short: str, a: dict):
+    return lc.elementwise([full(lc.operand(a["tile"]))], lambda x: x[0], convert=False)
+
+
+def lower_read(lc: LowerContext, short: str, a: dict):
+    t = lc.tile(a["src"])
+    v = memref.load(t.buf, [_flat_offset(lc, t, _indices(lc, a["offset"]))])
+    if t.dtype is BOOL:
+        return arith.cmpi(arith.CmpIPredicate.ne, v, arith.constant(v.type, 0)), BOOL
+    return v, t.dtype
+
+
+def lower_write(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    t = lc.tile(a["dst"])
+    v = lc.scalar(a["value"], t.dtype, storage=True)
+    if t.dtype is BOOL:
+        v = arith.extui(ir.IntegerType.get_signless(8), convert(v, t.dtype, BOOL))
+    memref.store(v, t.buf, [_flat_offset(lc, t, _indices(lc, a["offset"]))])
+    return t
+
+
+def _pad_value(dtype: DataType, pad) -> float | int:
+    pad = PadValue(pad) if not isinstance(pad, PadValue) else pad
+    if pad in (PadValue.zero, PadValue.null):
+        return 0
+    if compute_dtype(dtype).is_float:
+        return float("inf") if pad is PadValue.max else float("-inf")
+    if pad is PadValue.max:
+        return (1 << (dtype.bits - 1)) - 1 if dtype.signed else (1 << dtype.bits) - 1
+    return -(1 << (dtype.bits - 1)) if dtype.signed else 0
+
+
+def lower_fillpad(lc: LowerContext, short: str, a: dict):
+    x = lc.operand(a["value"])
+    kb = lc.kb
+    fill = _pad_value(x.dtype, a.get("pad_value", PadValue.zero))
+    vr, vc = x.valid
+    t = lc.call.type
+    inner = lazy_map(kb, x.rows, x.cols, x.dtype, x.valid, [full(x)], lambda v: v[0], convert=False)
+    read = inner.chunk
+
+    def chunk(r, c):
+        v = read(r, c)
+        inside = arith.cmpi(arith.CmpIPredicate.slt, r, vr)
+        n = arith.select(inside, arith.subi(vc, c), kb.idx(0))
+        return arith.select(_lanes(x.width, n), v, splat(v.type, fill))
+
+    inner.chunk = chunk
+    inner.valid = lc.valid_of(t)
+    if lc.defer:
+        return inner
+    out = lc.result_tile()
+    materialize(kb, out, inner)
+    return out
+
+
+def _window_reader(lc: LowerContext, src: TileBuf, off_r: ir.Value, off_c: ir.Value, width: int):
+    """chunk(r, c) of src[off_r + r, off_c + c ...], lanes past src's columns read as 0."""
+    kb = lc.kb
+    vt = vtype(width, src.dtype)
+    pad = kb.const_of(vt.element_type, 0)
+    mapping = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(1, 1))
+
+    def chunk(r, c):
+        col = arith.addi(off_c, c)
+        base = arith.addi(arith.muli(arith.addi(off_r, r), kb.idx(src.pitch)), col)
+        n = arith.subi(kb.idx(src.cols), col)
+        return vector.transfer_read(vt, src.buf, [base], mapping, pad, [True], mask=_lanes(width, n))
+    return chunk
+
+
+def lower_slice(lc: LowerContext, short: str, a: dict):
+    src = lc.tile(a["input"])
+    if src.rows == 1 and len(a["offset"].elements) == 1:
+        off_r, off_c = lc.kb.idx(0), lc.index(a["offset"].elements[0])
+    else:
+        off = [lc.index(e) for e in a["offset"].elements]
+        off_r, off_c = off[-2], off[-1]
+    out = lc.result_tile()
+    reader = _window_reader(lc, src, off_r, off_c, out.width)
+    with lc.kb.loop(0, out.rows) as lr:
+        r = lr.induction_variable
+        with lc.kb.loop(0, out.pitch, out.width) as lcol:
+            c = lcol.induction_variable
+            vector.store(reader(r, c), out.buf, [arith.addi(arith.muli(r, lc.kb.idx(out.pitch)), c)])
+    return out
+
+
+def _write_window(lc: LowerContext, dst: TileBuf, src, off_r: ir.Value, off_c: ir.Value) -> None:
+    """dst[off_r + r, off_c + c] = src[r, c] over src's valid region (clipped to dst)."""
+    kb = lc.kb
+    cols = arith.minsi(src.valid[1], arith.subi(kb.idx(dst.cols), off_c))
+    mapping = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(1, 1))
+    with kb.loop(0, src.valid[0]) as lr:
+        r = lr.induction_variable
+        with kb.loop(0, src.pitch, src.width) as lcol:
+            c = lcol.induction_variable
+            v = read_chunk(kb, src, r, c)
+            base = arith.addi(arith.muli(arith.addi(off_r, r), kb.idx(dst.pitch)), arith.addi(off_c, c))
+            vector.transfer_write(None, v, dst.buf, [base], mapping, [True],
+                                  mask=_lanes(src.width, arith.subi(cols, c)))
+
+
+def lower_assemble(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    dst = lc.tile(a["target"])
+    src = lc.operand(a["source"])
+    off = [lc.index(e) for e in a["offset"].elements]
+    off_r, off_c = (lc.kb.idx(0), off[0]) if len(off) == 1 else (off[-2], off[-1])
+    _write_window(lc, dst, src, off_r, off_c)
+    return dst
+
+
+def lower_concat(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    s0, s1 = lc.operand(a["src0"]), lc.operand(a["src1"])
+    out = lc.result_tile()
+    zero = lc.kb.idx(0)
+    _write_window(lc, out, s0, zero, zero)
+    _write_window(lc, out, s1, zero, lc.kb.idx(s0.cols))
+    return out
+
+
+def _element_copy(lc: LowerContext, src: TileBuf, out: TileBuf, src_offset) -> None:
+    """out[i, j] = src[src_offset(i, j)] element by element."""
+    kb = lc.kb
+    with kb.loop(0, out.rows) as lr:
+        i = lr.induction_variable
+        with kb.loop(0, out.cols) as lcol:
+            j = lcol.induction_variable
+            v = memref.load(src.buf, [src_offset(i, j)])
+            memref.store(v, out.buf, [arith.addi(arith.muli(i, kb.idx(out.pitch)), j)])
+
+
+def lower_reshape(lc: LowerContext, short: str, a: dict):
+    x = lc.operand(a["input"])
+    if tile_dims(lc.call.type, lc.where("tile.reshape")) == (x.rows, x.cols):
+        return lc.elementwise([full(x)], lambda v: v[0], convert=False)
+    src = lc.tile(a["input"])
+    out = lc.result_tile()
+    kb = lc.kb
+
+    def offset(i, j):
+        flat = arith.addi(arith.muli(i, kb.idx(out.cols)), j)
+        r, c = arith.divui(flat, kb.idx(src.cols)), arith.remui(flat, kb.idx(src.cols))
+        return arith.addi(arith.muli(r, kb.idx(src.pitch)), c)
+    _element_copy(lc, src, out, offset)
+    return out
+
+
+def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    src = lc.tile(a["input"])
+    t = a["input"].type
+    axes = sorted(ax % t.rank for ax in (a["axis1"], a["axis2"]))
+    if t.rank != 2 or axes != [0, 1]:
+        raise lc.error("tile.transpose is supported for 2D tiles only")
+    out = lc.result_tile()
+    kb = lc.kb
+    _element_copy(lc, src, out, lambda i, j: arith.addi(arith.muli(j, kb.idx(src.pitch)), i))
+    return out
 
 
 def register(table: dict) -> None:
-    pass
+    for name, fn in (("full", lower_full), ("create", lower_create), ("move", lower_move),
+                     ("read", lower_read), ("write", lower_write), ("fillpad", lower_fillpad),
+                     ("slice", lower_slice), ("assemble", lower_assemble), ("concat", lower_concat),
+                     ("reshape", lower_reshape), ("transpose", lower_transpose)):
+        table[f"tile.{name}"] = fn

@@ -1,7 +1,228 @@
-"""placeholder"""
+"""The matmul family (`matmul`, `matmul_acc`, `matmul_bias`, `gemv*`) as a register-blocked
+vector micro-kernel.
 
-ACCUMULATING = ()
+C[M, N] (FP32, or INT32 for INT8 operands) is computed in blocks of MR rows × NR columns
+whose MR × NR/16 accumulators stay in vector registers through the whole k loop: per k,
+NR/16 vectors of B's row k are loaded and each of the MR A elements is broadcast and
+fused-multiply-added into its row's accumulators.
+
+* FP32: B is read in place from its tile buffer (rows are contiguous).
+* BF16: B is packed pair-interleaved along k into a scratch buffer and the block uses
+  `x86.avx512.dot` (two k steps per instruction, FP32 accumulation).
+* FP16 / INT8 (and BF16 with an odd k extent): B is converted once per call into an FP32 /
+  INT32 scratch buffer; A elements are converted as they are broadcast.
+
+`init_cond` (matmul_acc / gemv_acc) selects, at run time, whether the block starts from
+zero or from the incoming accumulator.
+"""
+
+from __future__ import annotations
+
+from ...dtypes import BF16, BOOL, FP16, FP32, INT8, INT32, DataType
+from .builder import KernelBuilder, TileBuf
+from .context import LowerContext, unsupported
+from .lower_scalar import convert, lower_scalar
+from .mlir import arith, ir, memref, scf, vector, x86
+from .vector_math import splat
+
+ACCUMULATING = ("tile.matmul_acc", "tile.gemv_acc")
+LANES = 16
+MR = 6
+_ACC = {FP32: FP32, FP16: FP32, BF16: FP32, INT8: INT32}
+
+
+def _vt(elem: ir.Type, n: int = LANES) -> ir.VectorType:
+    return ir.VectorType.get([n], elem)
+
+
+class _Operands:
+    """How the micro-kernel reads A and B for one operand dtype."""
+
+    def __init__(self, kb: KernelBuilder, a: TileBuf, b: TileBuf, acc_elem: ir.Type) -> None:
+        self.kb, self.a, self.b, self.acc_elem = kb, a, b, acc_elem
+        self.dot = a.dtype is BF16 and a.cols % 2 == 0 and a.pitch % 2 == 0
+        self.is_int = a.dtype is INT8
+        self.K = a.cols
+        if self.dot:
+            self.b_buf = self._pack_bf16_pairs()
+        elif a.dtype in (FP32,):
+            self.b_buf = b.buf
+        else:
+            self.b_buf = self._convert_b()
+
+    def _convert_b(self) -> ir.Value:
+        kb, b = self.kb, self.b
+        buf = kb.alloc_scratch(self.acc_elem, b.rows * b.pitch)
+        n = b.rows * b.pitch
+        step = LANES if n % LANES == 0 else 1
+        with kb.loop(0, n, step) as lp:
+            i = lp.induction_variable
+            v = vector.load(_vt(b.buf.type.element_type, step), b.buf, [i])
+            v = (arith.extsi(_vt(self.acc_elem, step), v) if self.is_int
+                 else arith.extf(_vt(self.acc_elem, step), v))
+            vector.store(v, buf, [i])
+        return buf
+
+    def _pack_bf16_pairs(self) -> ir.Value:
+        """Bp[kp, n, 0..1] = (B[2kp, n], B[2kp+1, n]), so one 32-lane load feeds one dot."""
+        kb, b = self.kb, self.b
+        buf = kb.alloc_scratch(b.buf.type.element_type, b.rows * b.pitch)
+        step = LANES if b.pitch % LANES == 0 else 1
+        bf = b.buf.type.element_type
+        with kb.loop(0, b.rows // 2) as lk:
+            kp = lk.induction_variable
+            row0 = arith.muli(arith.muli(kp, kb.idx(2)), kb.idx(b.pitch))
+            row1 = arith.addi(row0, kb.idx(b.pitch))
+            with kb.loop(0, b.pitch, step) as ln:
+                n = ln.induction_variable
+                v0 = vector.load(_vt(bf, step), b.buf, [arith.addi(row0, n)])
+                v1 = vector.load(_vt(bf, step), b.buf, [arith.addi(row1, n)])
+                pair = vector.interleave(v0, v1)
+                vector.store(pair, buf, [arith.addi(row0, arith.muli(n, kb.idx(2)))])
+        return buf
+
+    def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
+        """A[row, k] broadcast to a vector of accumulator lanes (converted)."""
+        a = self.a
+        e = memref.load(a.buf, [arith.addi(arith.muli(row, self.kb.idx(a.pitch)), k)])
+        if self.is_int:
+            e = arith.extsi(self.acc_elem, e)
+        elif a.dtype is not FP32:
+            e = arith.extf(self.acc_elem, e)
+        return vector.broadcast(_vt(self.acc_elem), e)
+
+    def a_pair(self, row: ir.Value, kp: ir.Value) -> ir.Value:
+        """(A[row, 2kp], A[row, 2kp+1]) broadcast as 16 bf16 pairs."""
+        a, kb = self.a, self.kb
+        off = arith.addi(arith.muli(row, kb.idx(a.pitch)), arith.muli(kp, kb.idx(2)))
+        two = vector.load(_vt(a.buf.type.element_type, 2), a.buf, [off])
+        i32 = ir.IntegerType.get_signless(32)
+        word = vector.extract(vector.bitcast(_vt(i32, 1), two), [], [0])
+        return vector.bitcast(_vt(a.buf.type.element_type, 2 * LANES), vector.broadcast(_vt(i32), word))
+
+    def b_row(self, k: ir.Value, n: ir.Value) -> ir.Value:
+        off = arith.addi(arith.muli(k, self.kb.idx(self.b.pitch)), n)
+        return vector.load(_vt(self.acc_elem), self.b_buf, [off])
+
+    def b_pair_row(self, kp: ir.Value, n: ir.Value) -> ir.Value:
+        b, kb = self.b, self.kb
+        off = arith.addi(arith.muli(kp, kb.idx(2 * b.pitch)), arith.muli(n, kb.idx(2)))
+        return vector.load(_vt(b.buf.type.element_type, 2 * LANES), self.b_buf, [off])
+
+    def fma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
+        if self.is_int:
+            return arith.addi(acc, arith.muli(a, b))
+        return vector.fma(a, b, acc)
+
+
+def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir.Value,
+           mr: int, nv: int, init) -> None:
+    """out[m0:m0+mr, n0:n0+16*nv] = init(row, col) + A[m0:m0+mr, :] @ B[:, n0:...]."""
+    accs = [init(i, j) for i in range(mr) for j in range(nv)]
+    rows = [arith.addi(m0, kb.idx(i)) for i in range(mr)]
+    cols = [arith.addi(n0, kb.idx(LANES * j)) for j in range(nv)]
+    if ops.dot:
+        loop = scf.ForOp(kb.idx(0), kb.idx(ops.K // 2), kb.idx(1), accs)
+        with ir.InsertionPoint(loop.body):
+            kp = loop.induction_variable
+            bs = [ops.b_pair_row(kp, c) for c in cols]
+            it = iter(loop.inner_iter_args)
+            new = []
+            for r in rows:
+                ap = ops.a_pair(r, kp)
+                new += [x86.avx512_dot(next(it), ap, bj) for bj in bs]
+            scf.yield_(new)
+    else:
+        loop = scf.ForOp(kb.idx(0), kb.idx(ops.K), kb.idx(1), accs)
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            bs = [ops.b_row(k, c) for c in cols]
+            it = iter(loop.inner_iter_args)
+            new = []
+            for r in rows:
+                av = ops.a_elem(r, k)
+                new += [ops.fma(av, bj, next(it)) for bj in bs]
+            scf.yield_(new)
+    res = iter(loop.results)
+    for r in rows:
+        base = arith.muli(r, kb.idx(out.pitch))
+        for c in cols:
+            vector.store(next(res), out.buf, [arith.addi(base, c)])
+
+
+def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf, out: TileBuf, init_from) -> None:
+    """out = init + a @ b. `init_from(row, col)` gives a block's starting accumulator."""
+    acc_elem = out.buf.type.element_type
+    ops = _Operands(kb, a, b, acc_elem)
+    nr = min(64, out.pitch) if out.pitch >= LANES else out.pitch
+    if out.pitch % LANES or nr % LANES:
+        raise AssertionError("matmul output pitch must be a multiple of 16 lanes")
+    nv = nr // LANES
+    m_main = (out.rows // MR) * MR
+    with kb.loop(0, out.pitch, nr) as ln:
+        n0 = ln.induction_variable
+        if m_main:
+            with kb.loop(0, m_main, MR) as lm:
+                m0 = lm.induction_variable
+                _block(kb, ops, out, m0, n0, MR, nv,
+                       lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))))
+        rest = out.rows - m_main
+        if rest:
+            m0 = kb.idx(m_main)
+            _block(kb, ops, out, m0, n0, rest, nv,
+                   lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))))
+
+
+def _check(lc: LowerContext, name: str, a: TileBuf, b: TileBuf, out_dtype: DataType) -> None:
+    if a.dtype not in _ACC or b.dtype is not a.dtype:
+        raise unsupported(lc.where(name), a.dtype if a.dtype not in _ACC else b.dtype)
+    if _ACC[a.dtype] is not out_dtype:
+        raise lc.error(f"{name}: accumulator dtype {out_dtype.name} does not match operand dtype "
+                       f"{a.dtype.name} (expected {_ACC[a.dtype].name})")
+
+
+def _narrow_output(lc: LowerContext, out: TileBuf, name: str) -> TileBuf:
+    """Matmul results need a 16-lane pitch; narrow tiles are widened (extra columns unused)."""
+    if out.pitch % LANES == 0:
+        return out
+    raise lc.error(f"{name}: output tiles narrower than {LANES} columns are not supported "
+                   f"(got {out.cols} columns)")
+
+
+def lower_matmul(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    name = f"tile.{short}"
+    if a.get("a_trans") or a.get("b_trans"):
+        raise lc.error(f"{name} with a_trans / b_trans is not supported by the kernel backend; "
+                       "transpose the operand tile first")
+    lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
+    out = _narrow_output(lc, lc.result_tile(), name)
+    _check(lc, name, lhs, rhs, out.dtype)
+    kb = lc.kb
+    vt = _vt(out.buf.type.element_type)
+    zero = splat(vt, 0)
+    if short in ("matmul", "gemv"):
+        def init(r, c):
+            return zero
+    elif short in ("matmul_bias", "gemv_bias"):
+        bias = lc.tile(a["bias"])
+
+        def init(r, c):
+            return vector.load(vt, bias.buf, [c])
+    else:
+        acc = lc.tile(a["acc"])
+        cond = a.get("init_cond")
+        fresh = None
+        if cond is not None:
+            v, d = lower_scalar(lc, cond)
+            fresh = convert(v, d, BOOL)
+
+        def init(r, c):
+            old = vector.load(vt, acc.buf, [arith.addi(arith.muli(r, kb.idx(acc.pitch)), c)])
+            return old if fresh is None else arith.select(fresh, zero, old)
+    emit_matmul(kb, lhs, rhs, out, init)
+    return out
 
 
 def register(table: dict) -> None:
-    pass
+    for n in ("matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias"):
+        table[f"tile.{n}"] = lower_matmul

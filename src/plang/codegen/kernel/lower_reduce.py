@@ -102,6 +102,27 @@ def _arg_row(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:
         memref.store(first, out.buf, [arith.muli(r, kb.idx(out.pitch))])
 
 
+def _arg_col(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:
+    """Column argmax / argmin: walk the valid rows keeping the best value and its row."""
+    kb = lc.kb
+    cd = compute_dtype(x.dtype)
+    ident, _, _ = _identity_and_kind("max" if op == "argmax" else "min", cd)
+    vt = vtype(x.width, cd)
+    i32 = ir.IntegerType.get_signless(32)
+    it = ir.VectorType.get([x.width], i32)
+    better = "gt" if op == "argmax" else "lt"
+    with kb.loop(0, x.pitch, x.width) as lcol:
+        c = lcol.induction_variable
+        with kb.loop(0, x.valid[0], 1, [splat(vt, ident), splat(it, 0)]) as lr:
+            r = lr.induction_variable
+            best, best_i = lr.inner_iter_args
+            v = to_compute(load_chunk(x, arith.addi(arith.muli(r, kb.idx(x.pitch)), c)), x.dtype)
+            take = compare(v, best, cd, better)
+            row = vector.broadcast(it, arith.index_cast(i32, r))
+            scf.yield_([arith.select(take, v, best), arith.select(take, row, best_i)])
+        vector.store(lr.results[1], out.buf, [c])
+
+
 def lower_reduction(lc: LowerContext, short: str, a: dict) -> TileBuf:
     direction, _, op = short.partition("_")
     x = lc.tile(a["input"])
@@ -109,9 +130,7 @@ def lower_reduction(lc: LowerContext, short: str, a: dict) -> TileBuf:
         raise unsupported(lc.where(f"tile.{short}"), x.dtype)
     out = lc.result_tile()
     if op in ("argmax", "argmin"):
-        if direction == "col":
-            raise lc.error(f"tile.{short} is not supported by the kernel backend yet")
-        _arg_row(lc, x, out, op)
+        (_arg_row if direction == "row" else _arg_col)(lc, x, out, op)
     elif direction == "row":
         _reduce_row(lc, x, out, op)
     else:

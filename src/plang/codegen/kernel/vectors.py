@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ...dtypes import BF16, FP16, FP32, DataType
-from .builder import KernelBuilder, TileBuf, compute_dtype, mlir_type
+from .builder import KernelBuilder, TileBuf, geometry, mlir_type
 from .mlir import arith, ir, memref, vector
 
 
@@ -43,19 +43,42 @@ def load_elem(tile: TileBuf, offset: ir.Value) -> ir.Value:
     return memref.load(tile.buf, [offset])
 
 
+@dataclass
+class LazyTile:
+    """A tile not stored anywhere yet: `chunk(r, c)` computes its storage-form vector at row
+    `r`, columns [c, c + width). Single-use elementwise chains stay lazy, so a load → ops →
+    store chain streams through registers without touching a tile buffer."""
+
+    dtype: DataType
+    rows: int
+    cols: int
+    pitch: int
+    width: int
+    valid: tuple[ir.Value, ir.Value]
+    chunk: Callable[[ir.Value, ir.Value], ir.Value]
+
+
+def read_chunk(kb: KernelBuilder, t: TileBuf | LazyTile, r: ir.Value, c: ir.Value) -> ir.Value:
+    """The storage-form chunk of `t` at row `r`, column `c`."""
+    if isinstance(t, LazyTile):
+        return t.chunk(r, c)
+    return load_chunk(t, arith.addi(arith.muli(r, kb.idx(t.pitch)), c))
+
+
 @dataclass(frozen=True)
 class Operand:
-    """An input of a chunk loop: a tile read whole (`full`), one value per row (`row`,
-    an [M, 1] tile), one row for all rows (`col`, a [1, N] tile) or a scalar value (given in
-    the form the loop computes in: compute type with `convert`, storage type without)."""
+    """An input of a chunk loop: a tile read whole (`full`, buffer or lazy), one value per
+    row (`row`, an [M, 1] tile), one row for all rows (`col`, a [1, N] tile) or a scalar
+    value (given in the form the loop computes in: compute type with `convert`, storage
+    type without)."""
 
     kind: str
-    tile: TileBuf | None = None
+    tile: TileBuf | LazyTile | None = None
     scalar: ir.Value | None = None
     dtype: DataType | None = None
 
 
-def full(t: TileBuf) -> Operand:
+def full(t: TileBuf | LazyTile) -> Operand:
     return Operand("full", t, dtype=t.dtype)
 
 
@@ -74,50 +97,48 @@ def scalar(v: ir.Value, dtype: DataType) -> Operand:
 ChunkFn = Callable[[Sequence[ir.Value]], ir.Value]
 
 
-def map_chunks(kb: KernelBuilder, out: TileBuf, operands: Sequence[Operand], fn: ChunkFn,
-               convert: bool = True) -> None:
-    """out[r, c] = fn(operands at [r, c]) over every row and every chunk of `out`.
+def lazy_map(kb: KernelBuilder, rows: int, cols: int, dtype: DataType,
+             valid: tuple[ir.Value, ir.Value], operands: Sequence[Operand], fn: ChunkFn,
+             convert: bool = True) -> LazyTile:
+    """The lazy [rows, cols] tile fn(operands) of element type `dtype`.
 
     With `convert`, operands arrive in their compute dtype (FP16/BF16 widened) and the
-    result is rounded back to `out.dtype`; otherwise values are passed in storage form."""
-    width = out.width
-    for op in operands:
-        if op.tile is not None and op.kind in ("full", "col") and op.tile.pitch != out.pitch:
-            raise AssertionError("map_chunks: operand pitch differs from the output's")
-    hoisted = []
-    for op in operands:
-        if op.kind == "scalar":
-            v = op.scalar  # already in compute form (convert) or storage form
-            hoisted.append(vector.broadcast(ir.VectorType.get([width], v.type), v))
-        else:
-            hoisted.append(None)
+    result is rounded back to `dtype`; otherwise values are passed in storage form."""
+    width, pitch = geometry(dtype, cols)
+
+    def chunk(r: ir.Value, c: ir.Value) -> ir.Value:
+        vals = []
+        for op in operands:
+            if op.kind == "scalar":
+                vals.append(vector.broadcast(ir.VectorType.get([width], op.scalar.type), op.scalar))
+                continue
+            if op.kind == "full":
+                v = read_chunk(kb, op.tile, r, c)
+            elif op.kind == "col":
+                v = load_chunk(op.tile, c)
+            else:
+                e = load_elem(op.tile, arith.muli(r, kb.idx(op.tile.pitch)))
+                e = to_compute(e, op.dtype) if convert else e
+                vals.append(vector.broadcast(ir.VectorType.get([width], e.type), e))
+                continue
+            vals.append(to_compute(v, op.dtype) if convert else v)
+        res = fn(vals)
+        return to_storage(res, dtype) if convert else res
+
+    return LazyTile(dtype, rows, cols, pitch, width, valid, chunk)
+
+
+def materialize(kb: KernelBuilder, out: TileBuf, lazy: LazyTile) -> None:
+    """Store every chunk of `lazy` into `out` (same shape)."""
     with kb.loop(0, out.rows) as rows:
         r = rows.induction_variable
         base = arith.muli(r, kb.idx(out.pitch))
-        row_vals = []
-        for op in operands:
-            if op.kind == "row":
-                e = load_elem(op.tile, arith.muli(r, kb.idx(op.tile.pitch)))
-                e = to_compute(e, op.dtype) if convert else e
-                row_vals.append(vector.broadcast(ir.VectorType.get([width], e.type), e))
-            else:
-                row_vals.append(None)
-        with kb.loop(0, out.pitch, width) as cols:
+        with kb.loop(0, out.pitch, out.width) as cols:
             c = cols.induction_variable
-            off = arith.addi(base, c)
-            vals = []
-            for op, h, rv in zip(operands, hoisted, row_vals):
-                if op.kind == "full":
-                    v = load_chunk(op.tile, off)
-                elif op.kind == "col":
-                    v = load_chunk(op.tile, c)
-                else:
-                    vals.append(h if h is not None else rv)
-                    continue
-                vals.append(to_compute(v, op.dtype) if convert else v)
-            res = fn(vals)
-            store_chunk(out, off, to_storage(res, out.dtype) if convert else res)
+            store_chunk(out, arith.addi(base, c), lazy.chunk(r, c))
 
 
-def is_half(dtype: DataType) -> bool:
-    return compute_dtype(dtype) is not dtype
+def map_chunks(kb: KernelBuilder, out: TileBuf, operands: Sequence[Operand], fn: ChunkFn,
+               convert: bool = True) -> None:
+    """out[r, c] = fn(operands at [r, c]) over every row and chunk of `out` (see `lazy_map`)."""
+    materialize(kb, out, lazy_map(kb, out.rows, out.cols, out.dtype, out.valid, operands, fn, convert))

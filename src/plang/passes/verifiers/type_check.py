@@ -3,6 +3,7 @@ loop bound, condition, function call and return agrees with the types it meets."
 
 from __future__ import annotations
 
+from ...dtypes import TASK_ID
 from ...ir.expr import Call, Expr, GlobalVar, Var
 from ...ir.function import Function, Program
 from ...ir.ops.registry import Op, OpTypeError, OpValueError
@@ -60,6 +61,8 @@ class _FunctionTypes:
                                 f"{_t(arg.type)}, expected {_t(param.type)}", s)
         rets = callee.return_types
         expected = rets[0] if len(rets) == 1 else TupleType(rets)
+        if call.kwargs.get("submit") or call.kwargs.get("spmd_submit"):  # (result, task id)
+            expected = TupleType([expected, ScalarType(TASK_ID)])
         if rets and not types_compatible(expected, call.type):
             raise self.fail(f"call of '{callee.name}' is typed {_t(call.type)} but the function returns "
                             f"{_t(expected)}", s)

@@ -27,3 +27,9 @@ def check_pass(pass_name: str, before: str, after: str, verify: tuple[str, ...] 
     for prop in verify:
         passes.get_property(prop).verify(out)
     return out
+
+
+def line_of(src: str, text: str) -> int:
+    """The line number, in the program `parse(src)` reads, of the first line containing `text`."""
+    lines = (HEADER + textwrap.dedent(src)).splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)

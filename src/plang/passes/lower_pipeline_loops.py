@@ -36,6 +36,16 @@ def _const(v: int, like: Expr) -> ConstInt:
     return ConstInt(v, like.type.dtype)
 
 
+def _main_stop(start: Expr, stop: Expr, step: Expr, stages: int) -> Expr:
+    """`start + trips // stages * stages * step` for a dynamic trip count, constants folded."""
+    span = Sub(stop, start) if dim_value(start) != 0 else stop
+    trips = span if dim_value(step) == 1 else FloorDiv(Add(span, Sub(step, _const(1, step))), step)
+    whole = Mul(FloorDiv(trips, _const(stages, step)), _const(stages, step))
+    if dim_value(step) != 1:
+        whole = Mul(whole, step)
+    return whole if dim_value(start) == 0 else Add(start, whole)
+
+
 def lower_pipeline(loop: For) -> Stmt:
     stages = loop.attrs.get("stage")
     if not isinstance(stages, int) or stages < 1:
@@ -48,8 +58,7 @@ def lower_pipeline(loop: For) -> Stmt:
         main_stop: Expr = _const(s0 + (trips // stages) * stages * st, start)
         needs_tail = trips % stages != 0
     else:
-        trips_e = FloorDiv(Add(Sub(stop, start), Sub(step, _const(1, step))), step)
-        main_stop = Add(start, Mul(Mul(FloorDiv(trips_e, _const(stages, step)), _const(stages, step)), step))
+        main_stop = _main_stop(start, stop, step, stages)
         needs_tail = True
 
     body = flatten(loop.body)

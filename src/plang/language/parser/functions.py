@@ -205,18 +205,65 @@ def parse_function(fs: FunctionSource) -> Function:
 
 
 def parse_program(name: str, functions: list[FunctionSource], span: Any = None) -> Program:
-    """Parse every method's signature first (so `self.f(...)` resolves in any order), then bodies."""
+    """Parse every method's signature first (so `self.f(...)` resolves in any order), then the
+    bodies, callees before callers so an unannotated callee's return types reach its calls."""
     signatures: dict[str, Signature] = {}
     this = ProgramSelf(name, signatures)
-    parsers = []
+    parsers: dict[str, FunctionParser] = {}
     for fs in functions:
         p = FunctionParser(fs, this)
         if fs.fdef.name in signatures:
             raise p.error(ParserSyntaxError, f"program {name!r} defines {fs.fdef.name!r} twice", fs.fdef)
         signatures[fs.fdef.name] = p.signature()
-        parsers.append(p)
-    out = []
-    for p in parsers:
+        parsers[fs.fdef.name] = p
+    parsed: dict[str, Function] = {}
+    for fname in _callees_first(parsers):
+        p = parsers[fname]
         p.env[0]["self"] = this
-        out.append(p.parse(signatures[p.fs.fdef.name]))
-    return Program(name, out, span)
+        fn = p.parse(signatures[fname])
+        signatures[fname].return_types = list(fn.return_types)
+        parsed[fname] = fn
+    return Program(name, [parsed[f] for f in parsers], span)
+
+
+def _callees_first(parsers: dict[str, FunctionParser]) -> list[str]:
+    """Function names ordered so that every unannotated callee precedes its callers.
+
+    Only calls of functions without a `->` annotation constrain the order (their return
+    types come from their bodies); a cycle through such functions cannot be typed."""
+    inferred = {n for n, p in parsers.items() if p.declared_returns is None}
+    calls: dict[str, list[tuple[str, ast.AST]]] = {}
+    for n, p in parsers.items():
+        calls[n] = [
+            (node.attr, node)
+            for node in ast.walk(p.fs.fdef)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr in inferred
+        ]
+    order: list[str] = []
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(n: str) -> None:
+        path.append(n)
+        for callee, node in calls[n]:
+            if callee in path:
+                cycle = " -> ".join([*path[path.index(callee):], callee])
+                raise parsers[n].error(
+                    ParserTypeError,
+                    f"cannot infer the return types of {callee!r}: it is called recursively ({cycle})",
+                    node,
+                    hint=f"annotate the return type of {callee!r} (def {callee}(...) -> ...)",
+                )
+            if callee not in done:
+                visit(callee)
+        path.pop()
+        done.add(n)
+        order.append(n)
+
+    for n in parsers:
+        if n not in done:
+            visit(n)
+    return order

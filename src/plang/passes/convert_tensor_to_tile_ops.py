@@ -89,7 +89,6 @@ class _Converter(VarRewriter):
         """The tile holding `e`'s value (loading a DDR tensor whole when needed)."""
         if not isinstance(e.type, TensorType):
             return e
-        assert isinstance(e, Var), "operands are variables after FlattenCallExpr"
         if e in self.loaded:
             return self.loaded[e]
         load = make_call("tile.load", [e, _zeros(e.type.rank), list(e.type.shape)], span=span)
@@ -291,7 +290,7 @@ def is_kernel(fn: Function) -> bool:
 @register_pass
 class ConvertTensorToTileOps(Pass):
     name = "ConvertTensorToTileOps"
-    required = frozenset({"SplitIncoreOrch"})
+    required = frozenset({"SplitIncoreOrch", "CallsFlattened"})
     produced = frozenset({"IncoreTileOps"})
 
     def __init__(self, device: Device | None = None) -> None:

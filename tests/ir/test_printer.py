@@ -212,6 +212,16 @@ def test_call_kwargs_enums_dtypes_and_lists():
     assert python_print(c).endswith(", dtype=pl.BF16, flags=[1, 'x', None], level=pl.Level.CHIP)")
 
 
+def test_call_args_after_an_attr_or_optional_param_print_as_keywords():
+    full = make_call("tile.full", [[16, 64], FP32, 0.0])  # params: shape, dtype (attr), value
+    assert python_print(full) == "pl.tile.full([16, 64], dtype=pl.FP32, value=0.0)"
+    create = make_call("tensor.create", [[8, 8], BF16])
+    assert python_print(create) == "pl.tensor.create([8, 8], dtype=pl.BF16)"
+    # required expression params before the first attr stay positional
+    a = Var("a", TensorType([64, 64], FP32))
+    assert python_print(make_call("tile.load", [a, [0, 0], [16, 64]])) == "pl.tile.load(a, [0, 0], [16, 64])"
+
+
 def _ten(name):
     return Var(name, TensorType([16], FP32))
 

@@ -149,6 +149,12 @@ CORPUS: list[tuple[str, str]] = [
                              "for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):\n    o = lane * 16\n"
                              "for _ in pl.split_aiv(2, mode=pl.SplitMode.NONE):\n    c = pl.add(a, b)")),
     ("cross_function_calls", orch("t = self.k(a, b, out)\nout = self.k(t, b, out)")),
+    ("tile_full_create", kernel("z = pl.tile.full([16, 64], pl.FP32, 0.0)\nf = pl.full([16, 64], pl.FP16, 1.5)\n"
+                                "c = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Vec)\n"
+                                "v = pl.tile.full([16, 64], dtype=pl.FP32, value=2.0, valid_shape=[8, 64])\n"
+                                "z = pl.add(z, c)\nout = pl.store(z, [0, 0], out)")),
+    ("tensor_full_create", orch("f = pl.tensor.full([64, 64], pl.FP32, 0.0)\ng = pl.full([8, 8], pl.INT32, 3)\n"
+                                "c = pl.tensor.create([64, 64], pl.BF16, layout=pl.NZ)\nout = self.k(f, b, out)")),
     ("tensor_level_ops", orch("c = pl.add(a, b)\nd = pl.matmul(c, b)\ne = pl.exp(d)\nf = pl.create_tensor([64, 64], "
                               "dtype=pl.FP32)\nh = pl.cast(e, pl.BF16)")),
     ("func_attr_and_attrs", kernel("pl.func_attr({'stationary': b})\nx = pl.load(a, [0, 0], [64, 64])\n"

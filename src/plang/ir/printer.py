@@ -11,7 +11,7 @@ import keyword
 import math
 import re
 from enum import Enum
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..dtypes import FP32, INDEX, DataType
 from .enums import ForKind, FunctionType, Level, ParamDirection, ScopeKind, ScopeMode, TensorLayout
@@ -67,6 +67,9 @@ from .stmt import (
     flatten,
 )
 from .types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+
+if TYPE_CHECKING:
+    from .ops.registry import Op
 
 # Python operator precedences (higher binds tighter).
 _OR, _AND, _NOT, _CMP, _ADD, _MUL, _UNARY, _POW, _ATOM = range(1, 10)
@@ -354,8 +357,26 @@ class _Printer:
                     break
         else:
             callee = op.spelling
+            args = self._op_args(op, args, kwargs)
         args += [f"{k}={self.value(v)}" for k, v in kwargs.items()]
         return f"{callee}({', '.join(args)})", _ATOM
+
+    def _op_args(self, op: Op, positional: list[str], kwargs: dict[str, Any]) -> list[str]:
+        """An op call's arguments in parameter order: positional until the first parameter
+        that is an attribute or optional, keywords from there on (so the call re-binds the
+        same way); consumes the op's parameters from `kwargs`."""
+        out: list[str] = []
+        rest = iter(positional)
+        by_keyword = False
+        for p in op.params:
+            if p.is_expr and p.required:
+                text = next(rest)
+                out.append(f"{p.name}={text}" if by_keyword else text)
+                continue
+            by_keyword = True
+            if p.name in kwargs:
+                out.append(f"{p.name}={self.value(kwargs.pop(p.name))}")
+        return out + list(rest)
 
     def arg(self, a: Expr) -> str:
         """A call argument: a `MakeTuple` prints as a list."""

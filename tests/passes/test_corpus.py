@@ -31,9 +31,7 @@ def calls(prog: Program, fn: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.glob("*.py")))
-def test_default_pipeline_lowers_with_verification(name, request):
-    if name in BLOCKED:
-        request.applymarker(pytest.mark.xfail(reason=BLOCKED[name], strict=True))
+def test_default_pipeline_lowers_with_verification(name):
     prog = lower(name)
     for fn in prog.functions.values():
         assert fn.func_type is not FunctionType.InCore, f"{fn.name} was not expanded"

@@ -58,6 +58,7 @@ def build_compiled_program(program: Program | None, lowered: Program, config, en
     compiled = CompiledProgram(entry, _signature(lowered.get(entry)), orch.fn, kernels, orch.source,
                                program)
     compiled.lowered = lowered
+    compiled.mlir = {k.name: k.mlir_text for k in natives}
     if key is not None:
         _save(compiled, natives, key)
     return compiled
@@ -106,5 +107,6 @@ def _restore(folder: Path, meta: dict):
     compiled = CompiledProgram(meta["entry"], signature, namespace[meta["entry"]], kernels,
                                meta["orchestration"], None)
     compiled.lowered = None
+    compiled.mlir = {name: k.kernel.mlir_text for name, k in kernels.items()}
     compiled.from_disk = True
     return compiled

@@ -107,9 +107,7 @@ class JITFunction:
 
     def warmup(self, *args: Any, config=None, **kwargs: Any):
         """Compile every kernel without running anything; returns the CompiledProgram."""
-        compiled = self.compile(*args, config=config, **kwargs)
-        compiled.prepare()
-        return compiled
+        return self.compile(*args, config=config, **kwargs)  # kernels are built eagerly
 
     def _compiled(self, binding: Binding, config):
         from .compiler import compile_binding, constants_key, source_key
@@ -154,7 +152,16 @@ class JITFunction:
             if fast_key is not None:
                 snapshot = tuple((fn, name, live_value(fn, name)) for fn, name in constant_names(self))
                 self._fast[fast_key] = (compiled, snapshot)
-        return compiled(*args, config=config, **kwargs)
+        return compiled(*self._positional(compiled, args, kwargs), config=config)
+
+    def _positional(self, compiled, args: tuple, kwargs: dict) -> list:
+        """The call's values in the compiled signature's order (specialized scalars dropped)."""
+        names = self.param_names
+        values = dict(zip(names, args))
+        values.update(kwargs)
+        if len(compiled.signature) == len(args) and not kwargs:
+            return list(args)
+        return [values[p.name] for p in compiled.signature]
 
     @staticmethod
     def _constants_unchanged(snapshot: tuple) -> bool:

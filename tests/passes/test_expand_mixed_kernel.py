@@ -1,0 +1,198 @@
+"""ExpandMixedKernel: InCore functions become AIV / AIC kernels, or AIC + AIV + Group joined
+by tpush / tpop / tfree on the core group's pipe."""
+
+from __future__ import annotations
+
+from pass_testing import check_pass
+
+T = "pl.Tensor[[64, 64], pl.FP32]"
+B = "pl.Tensor[[64, 64], pl.BF16]"
+VEC = "pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec]"
+ACC = "pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc]"
+MAT = "pl.Tile[[64, 64], pl.BF16, pl.Mem.Mat]"
+LEFT = "pl.Tile[[64, 64], pl.BF16, pl.Mem.Left]"
+RIGHT = "pl.Tile[[64, 64], pl.BF16, pl.Mem.Right]"
+HALF = "pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec]"
+MEM = "target_memory=pl.MemorySpace"
+CUBE_PROLOGUE = f"""
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MEM}.Mat)
+                al: {LEFT} = pl.tile.move(at, {MEM}.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MEM}.Mat)
+                br: {RIGHT} = pl.tile.move(bt, {MEM}.Right)
+                c: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)"""
+
+
+def test_vector_only_kernel_becomes_aiv():
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                xt: {VEC} = pl.tile.load(x, [0, 0], [64, 64], {MEM}.Vec)
+                y: {VEC} = pl.tile.exp(xt)
+                o = pl.tile.store(y, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIV)
+            def k(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                xt: {VEC} = pl.tile.load(x, [0, 0], [64, 64], {MEM}.Vec)
+                y: {VEC} = pl.tile.exp(xt)
+                o = pl.tile.store(y, [0, 0], out)
+                return o
+    """, ("MixedKernelExpanded", "TypeCheck", "UseAfterDef"))
+
+
+def test_cube_only_kernel_becomes_aic():
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:{CUBE_PROLOGUE}
+                o = pl.tile.store(c, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:{CUBE_PROLOGUE}
+                o = pl.tile.store(c, [0, 0], out)
+                return o
+    """)
+
+
+def test_mixed_kernel_splits_with_a_crossing_at_the_move_to_vec():
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:{CUBE_PROLOGUE}
+                cv: {VEC} = pl.tile.move(c, {MEM}.Vec)
+                r: {VEC} = pl.tile.relu(cv)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                o = self.k(a, b, out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k_aic(self, a: {B}, b: {B}, out: pl.Out[{T}]):{CUBE_PROLOGUE}
+                pl.tile.tpush_to_aiv(c, split=0)
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def k_aiv(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                cv: {VEC} = pl.tile.tpop_from_aic(shape=[64, 64], dtype=pl.FP32)
+                r: {VEC} = pl.tile.relu(cv)
+                pl.tile.tfree_to_aic(cv)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Group)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                self.k_aic(a, b, out)
+                r = self.k_aiv(a, b, out)
+                return r
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                o = self.k(a, b, out)
+                return o
+    """)
+
+
+def test_loop_with_crossings_both_ways_keeps_each_sides_carried_values():
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MEM}.Mat)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MEM}.Mat)
+                br: {RIGHT} = pl.tile.move(bt, {MEM}.Right)
+                s0: {VEC} = pl.tile.load(out, [0, 0], [64, 64], {MEM}.Vec)
+                for i, (lhs, s) in pl.range(2, init_values=(at, s0)):
+                    ll: {LEFT} = pl.tile.move(lhs, {MEM}.Left)
+                    c: {ACC} = pl.tile.matmul(ll, br, out_dtype=pl.FP32)
+                    cv: {VEC} = pl.tile.move(c, {MEM}.Vec)
+                    s2: {VEC} = pl.tile.add(s, cv)
+                    h: pl.Tile[[64, 64], pl.BF16, pl.Mem.Vec] = pl.tile.cast(s2, target_type=pl.BF16)
+                    hm: {MAT} = pl.tile.move(h, {MEM}.Mat)
+                    lhs2, s3 = pl.yield_(hm, s2)
+                o = pl.tile.store(s3, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k_aic(self, a: {B}, b: {B}, out: pl.Out[{T}]):
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MEM}.Mat)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MEM}.Mat)
+                br: {RIGHT} = pl.tile.move(bt, {MEM}.Right)
+                for i, (lhs,) in pl.range(2, init_values=(at,)):
+                    ll: {LEFT} = pl.tile.move(lhs, {MEM}.Left)
+                    c: {ACC} = pl.tile.matmul(ll, br, out_dtype=pl.FP32)
+                    pl.tile.tpush_to_aiv(c, split=0)
+                    h: {MAT} = pl.tile.tpop_from_aiv(shape=[64, 64], dtype=pl.BF16)
+                    hm: {MAT} = pl.tile.move(h, {MEM}.Mat)
+                    pl.tile.tfree_to_aiv(h)
+                    lhs2 = pl.yield_(hm)
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def k_aiv(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                s0: {VEC} = pl.tile.load(out, [0, 0], [64, 64], {MEM}.Vec)
+                for i, (s,) in pl.range(2, init_values=(s0,)):
+                    cv: {VEC} = pl.tile.tpop_from_aic(shape=[64, 64], dtype=pl.FP32)
+                    s2: {VEC} = pl.tile.add(s, cv)
+                    pl.tile.tfree_to_aic(cv)
+                    h: pl.Tile[[64, 64], pl.BF16, pl.Mem.Vec] = pl.tile.cast(s2, target_type=pl.BF16)
+                    pl.tile.tpush_to_aic(h, split=0)
+                    s3 = pl.yield_(s2)
+                o = pl.tile.store(s3, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Group)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                self.k_aic(a, b, out)
+                r = self.k_aiv(a, b, out)
+                return r
+    """)
+
+
+def test_split_region_named_crossings_and_lane_index():
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:{CUBE_PROLOGUE}
+                for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    half: {HALF} = pl.tile.aiv_shard(c, mode=pl.SplitMode.UP_DOWN)
+                    e: {HALF} = pl.tile.exp(half)
+                    o = pl.tile.store(e, [lane * 32, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k_aic(self, a: {B}, b: {B}, out: pl.Out[{T}]):{CUBE_PROLOGUE}
+                pl.tile.tpush_to_aiv(c, split=1)
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def k_aiv(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                lane = pl.tile.get_subblock_idx()
+                half: {HALF} = pl.tile.tpop_from_aic(shape=[32, 64], dtype=pl.FP32, split=1)
+                e: {HALF} = pl.tile.exp(half)
+                pl.tile.tfree_to_aic(half)
+                o = pl.tile.store(e, [lane * 32, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Group)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                self.k_aic(a, b, out)
+                r = self.k_aiv(a, b, out)
+                return r
+    """)

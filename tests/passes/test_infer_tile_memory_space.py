@@ -1,0 +1,176 @@
+"""InferTileMemorySpace: every tile gets Vec / Mat / Left / Right / Acc, with tile.move where a
+consumer needs another space."""
+
+from __future__ import annotations
+
+from pass_testing import check_pass
+
+T = "pl.Tensor[[64, 64], pl.FP32]"
+B = "pl.Tensor[[64, 64], pl.BF16]"
+VEC = "pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec]"
+ACC = "pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc]"
+MAT = "pl.Tile[[64, 64], pl.BF16, pl.Mem.Mat]"
+LEFT = "pl.Tile[[64, 64], pl.BF16, pl.Mem.Left]"
+RIGHT = "pl.Tile[[64, 64], pl.BF16, pl.Mem.Right]"
+VMEM, MMEM = "target_memory=pl.MemorySpace.Vec", "target_memory=pl.MemorySpace.Mat"
+
+
+def test_vector_kernel_lives_in_vec():
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                xt = pl.tile.load(x, [0, 0], [64, 64])
+                y = pl.tile.exp(xt)
+                o = pl.tile.store(y, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                xt: {VEC} = pl.tile.load(x, [0, 0], [64, 64], {VMEM})
+                y: {VEC} = pl.tile.exp(xt)
+                o = pl.tile.store(y, [0, 0], out)
+                return o
+    """, ("TileMemoryInferred", "TypeCheck"))
+
+
+def test_matmul_operands_go_through_mat_to_left_right_and_result_to_vec():
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                c = pl.tile.matmul(at, bt, out_dtype=pl.FP32)
+                r = pl.tile.relu(c)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                c: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                cv: {VEC} = pl.tile.move(c, {VMEM})
+                r: {VEC} = pl.tile.relu(cv)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """)
+
+
+def test_loop_carried_accumulator_starts_in_acc_and_moves_out_after_the_loop():
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                c0 = pl.tile.matmul(at, bt, out_dtype=pl.FP32)
+                for i, (acc,) in pl.range(3, init_values=(c0,)):
+                    acc2 = pl.tile.matmul_acc(acc, at, bt)
+                    r = pl.yield_(acc2)
+                e = pl.tile.exp(r)
+                o = pl.tile.store(e, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                c0: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                for i, (acc,) in pl.range(3, init_values=(c0,)):
+                    acc2: {ACC} = pl.tile.matmul_acc(acc, al, br)
+                    r: {ACC} = pl.yield_(acc2)
+                rv: {VEC} = pl.tile.move(r, {VMEM})
+                e: {VEC} = pl.tile.exp(rv)
+                o = pl.tile.store(e, [0, 0], out)
+                return o
+    """)
+
+
+def test_accumulator_store_stays_in_acc_and_explicit_spaces_are_kept():
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at = pl.tile.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+                al = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                c = pl.tile.matmul(al, bt, out_dtype=pl.FP32)
+                o = pl.tile.store(c, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                c: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                o = pl.tile.store(c, [0, 0], out)
+                return o
+    """)
+
+
+def test_vector_state_carried_in_a_loop_with_dynamic_offsets_and_orchestration_untouched():
+    check_pass("infer_tile_memory_space", """
+        N = pl.dynamic("N")
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[N, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+                  out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+                z = pl.tile.load(x, [0, 0], [32, 64])
+                for r, (acc,) in pl.range(32, n, 32, init_values=(z,)):
+                    t = pl.tile.load(x, [r, 0], [32, 64])
+                    acc2 = pl.tile.add(acc, t)
+                    s = pl.yield_(acc2)
+                o = pl.tile.store(s, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[N, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+                     out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+                o = self.k(x, n, out)
+                return o
+    """, """
+        N = pl.dynamic("N")
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[N, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+                  out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+                z: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [32, 64],
+                                                                          target_memory=pl.MemorySpace.Vec)
+                for r, (acc,) in pl.range(32, n, 32, init_values=(z,)):
+                    t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [r, 0], [32, 64],
+                                                                              target_memory=pl.MemorySpace.Vec)
+                    acc2: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, t)
+                    s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.yield_(acc2)
+                o = pl.tile.store(s, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[N, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+                     out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+                o = self.k(x, n, out)
+                return o
+    """)

@@ -24,7 +24,7 @@ from ..ir.stmt import Assign, Return, SeqStmts, SplitAivScope, Stmt, Yield, seq
 from ..ir.types import ScalarType, TileType, dim_value
 from .analysis.core_affinity import Side, leaf_call, stmt_side
 from .analysis.type_propagation import Retyper, rebuild_call
-from .analysis.var_rewrite import with_block_bodies
+from .analysis.var_rewrite import block, with_block_bodies
 from .analysis.var_uses import defined_vars, expr_vars, stmt_exprs, walk_stmts
 from .diagnostics import PassError
 from .framework import FunctionPass, register_pass
@@ -72,6 +72,8 @@ class _Splitter(Retyper):
 
     # -- regions ---------------------------------------------------------------------
     def stmt_SeqStmts(self, s: SeqStmts) -> Stmt:
+        if self.lane is not None:  # already inside a region
+            return super().stmt_SeqStmts(s)
         kinds = [_kind(x) for x in s.stmts]
         out: list[Stmt] = []
         i = 0
@@ -153,7 +155,7 @@ def split_function(fn: Function, mode: SplitMode) -> Function:
     attrs = freeze_attrs({k: v for k, v in fn.attrs.items() if k != "split"})
     if mode is SplitMode.NONE:
         return fn.replace(attrs=attrs)
-    body = _Splitter(fn, mode).stmt(with_block_bodies(SeqStmts([fn.body], fn.body.span)))
+    body = _Splitter(fn, mode).stmt(block(fn.body))
     return fn.replace(attrs=attrs, body=body)
 
 

@@ -44,7 +44,10 @@ CASES = {
          (A, INDEX), {}),
     ],
     "reduction": [
-        (OpTypeError, r"tile\.row_sum missing required argument 'tmp_tile'", "tile.row_sum", (A,), {}),
+        (OpTypeError, r"tile\.col_max: operand 'tmp_tile' shape \[32, 128\] must be at least the input "
+                      r"shape \[64, 128\] \(axis 0\)", "tile.col_max", (A, tile([32, 128])), {}),
+        (OpTypeError, r"tile\.col_argmin: argument 'tmp_tile' must be a tile, got Tensor\[\[64, 128\], FP32\]",
+         "tile.col_argmin", (A,), {"tmp_tile": TA}),
         (OpTypeError, r"tile\.row_max: operand 'tmp_tile' shape \[64, 64\] must be at least the input "
                       r"shape \[64, 128\]", "tile.row_max", (A, tile([64, 64])), {}),
         (OpTypeError, r"tile\.row_argmax: operand 'tmp_tile' shape \[64, 256\] must be exactly",

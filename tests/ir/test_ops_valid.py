@@ -8,7 +8,7 @@ from _ops_util import deduce, scalar, tensor, tile
 
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT32
 from plang.ir import MemorySpace, SplitMode
-from plang.ir.ops import REGISTRY
+from plang.ir.ops import REGISTRY, make_call
 
 A = tile([64, 128], FP32, name="a")
 B = tile([64, 128], FP32, name="b")
@@ -155,6 +155,21 @@ def test_valid_shape_propagation():
     assert deduce("tile.slice", part, [16, 16], [24, 0]) == "Tile[[16, 16], FP32, valid=[8, 16]]"
     assert deduce("tile.load", TA, [0, 0], [64, 64], valid_shape=[10, 64]) == "Tile[[64, 64], FP32, valid=[10, 64]]"
     assert deduce("tile.slice", A, [1, 32], [0, 0], drop_dims=[0]) == "Tile[[32], FP32]"
+
+
+@pytest.mark.parametrize("op, expect", [
+    *[(f"row_{r}", "Tile[[64, 1], FP32]") for r in ("sum", "max", "min", "prod")],
+    *[(f"col_{r}", "Tile[[1, 128], FP32]") for r in ("sum", "max", "min", "prod")],
+    ("row_argmax", "Tile[[64, 1], INT32]"), ("row_argmin", "Tile[[64, 1], INT32]"),
+    ("col_argmax", "Tile[[1, 128], INT32]"), ("col_argmin", "Tile[[1, 128], INT32]"),
+])
+def test_tile_reductions_take_an_optional_scratch_tile(op, expect):
+    assert deduce(f"tile.{op}", A) == expect
+    assert deduce(f"tile.{op}", A, tmp_tile=None) == expect
+    scratch = tile([64, 128], name="tmp")
+    with_tmp = make_call(f"tile.{op}", [A, scratch])
+    assert with_tmp.args == (A,) and with_tmp.kwargs["tmp_tile"] is scratch
+    assert make_call(f"tile.{op}", [A]).kwargs == {}
 
 
 def test_dynamic_dims_flow_through():

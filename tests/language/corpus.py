@@ -63,6 +63,10 @@ CORPUS: list[tuple[str, str]] = [
     ("explicit_tile_namespace", kernel("x = pl.tile.load(a, [0, 0], [64, 64])\nz = pl.tile.add(x, x)\n"
                                        "z = pl.tile.adds(z, 3.0)\nout = pl.tile.store(z, [0, 0], out)")),
     ("reductions", kernel(LOAD + "r = pl.row_sum(x, y)\nm = pl.row_max(x, y)\nc = pl.col_sum(x, y)")),
+    ("reductions_without_tmp", kernel(LOAD + "r = pl.row_sum(x)\nm = pl.row_max(x)\nn = pl.row_min(x)\n"
+                                      "c = pl.col_sum(x)\nd = pl.col_max(y)\ne = pl.tile.col_min(y)\n"
+                                      "i = pl.row_argmax(x)\nj = pl.col_argmin(x)\nz = pl.row_expand_sub(x, m)\n"
+                                      "out = pl.store(z, [0, 0], out)")),
     ("row_col_expand", kernel(LOAD + "r = pl.row_sum(x, y)\nz = pl.row_expand_mul(x, r)\n"
                               "z = pl.row_expand_sub(z, r)\nout = pl.store(z, [0, 0], out)")),
     ("matmul_family", kernel(LOAD + "m = pl.matmul(x, y)\nm = pl.matmul_acc(m, x, y)\n"

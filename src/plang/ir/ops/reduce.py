@@ -97,21 +97,20 @@ def expand(direction: str, allowed: Sequence[DataType] = NUMERIC):
 
 def _register_all() -> None:
     X = "X"
-    tmp_req = {"tile": [P("tmp_tile", "tile")]}
-    tmp_opt = {"tile": [P("tmp_tile", "tile", None)]}
+    tmp = {"tile": [P("tmp_tile", "tile", None)]}
     for op in ("sum", "max", "min", "prod"):
-        family(f"row_{op}", [P("input", X)], reduction("row", "cover"), unit="vector", extra=tmp_req,
+        family(f"row_{op}", [P("input", X)], reduction("row", "cover"), unit="vector", extra=tmp,
                doc=f"Row-wise {op} over the last axis: [.., M, N] -> [.., M, 1]. "
-                   "The tile form takes a scratch tile at least the input's size.")
-        family(f"col_{op}", [P("input", X)], reduction("col", "cover"), unit="vector",
-               extra=tmp_opt if op == "sum" else None,
-               doc=f"Column-wise {op} over axis -2: [M, N] -> [1, N].")
+                   "The tile form takes an optional scratch tile at least the input's size.")
+        family(f"col_{op}", [P("input", X)], reduction("col", "cover"), unit="vector", extra=tmp,
+               doc=f"Column-wise {op} over axis -2: [M, N] -> [1, N]. "
+                   "The tile form takes an optional scratch tile at least the input's size.")
     for op in ("argmax", "argmin"):
         for direction in ("row", "col"):
             family(f"{direction}_{op}", [P("input", X)], reduction(direction, "exact", INT32),
-                   unit="vector", extra=tmp_req,
-                   doc=f"{direction.capitalize()}-wise {op} (INT32 index); the tile form takes a "
-                       "scratch tile of exactly the input's shape and dtype.")
+                   unit="vector", extra=tmp,
+                   doc=f"{direction.capitalize()}-wise {op} (INT32 index); the tile form takes an "
+                       "optional scratch tile of exactly the input's shape and dtype.")
     ops = {"add": "addition", "sub": "subtraction", "mul": "multiplication", "div": "division",
            "max": "maximum", "min": "minimum", "expdif": "exp(lhs - rhs)"}
     for direction, per in (("row", "[M, 1]"), ("col", "[1, N]")):

@@ -248,31 +248,109 @@ def _fold(name: str, a: Any, b: Any) -> Any:
         raise ParserTypeError(f"cannot evaluate {name} of {a!r} and {b!r} at parse time: {e}") from None
 
 
-_SHAPED_OPS = {"add", "sub", "mul", "div"}
-_REFLECTABLE = {"add", "mul"}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**",
+            "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_CMP_TYPES = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}  # the cmp ops' cmp_type codes
+_MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def binary_operator(name: str, lhs: Any, rhs: Any) -> Any:
     """`lhs <op> rhs` where at least one side is a DSL value."""
-    if namespace_of(lhs) or namespace_of(rhs):
-        if name not in _SHAPED_OPS:
-            raise ParserTypeError(
-                f"operator {name!r} is not defined on tiles / tensors",
-                hint="call the op explicitly, e.g. pl.cmp / pl.rem",
-            )
+    if not (namespace_of(lhs) or namespace_of(rhs)):
+        return scalar_binary(name, lhs, rhs)
+    if name in _CMP_TYPES:
         if not namespace_of(lhs):
-            if name not in _REFLECTABLE:
-                raise ParserTypeError(
-                    f"a scalar on the left of {name!r} with a tile/tensor is not supported",
-                    hint=f"write pl.{name}(tile, scalar) with the tile first",
-                )
-            lhs, rhs = rhs, lhs
-        return unified_call(name, (lhs, rhs), {})
-    return scalar_binary(name, lhs, rhs)
+            lhs, rhs, name = rhs, lhs, _MIRRORED[name]
+        return unified_call("cmp", (lhs, rhs), {"cmp_type": _CMP_TYPES[name]})
+    shaped = _SHAPED_OPERATORS.get(name)
+    if shaped is None:
+        raise ParserTypeError(
+            f"operator {_SYMBOLS.get(name, name)!r} is not defined on tiles / tensors",
+            hint="no op computes a floor division; use pl.div and round with pl.cast(x, dtype, mode='floor')"
+            if name == "floordiv" else "call the op explicitly",
+        )
+    return shaped(lhs, rhs)
+
+
+def _commutative(name: str) -> Callable[[Any, Any], Any]:
+    def build(lhs: Any, rhs: Any) -> Any:
+        return unified_call(name, (lhs, rhs) if namespace_of(lhs) else (rhs, lhs), {})
+
+    return build
+
+
+def _shaped_left(lhs: Any, like: Any) -> Any:
+    """A scalar left operand broadcast to `like`'s shape (`pl.expands`); a shaped one as is."""
+    return lhs if namespace_of(lhs) else unified_call("expands", (like, lhs), {})
+
+
+def _ordered(name: str) -> Callable[[Any, Any], Any]:
+    """`-` and `/`: a scalar on the left becomes a tile/tensor of that value first."""
+
+    def build(lhs: Any, rhs: Any) -> Any:
+        return unified_call(name, (_shaped_left(lhs, rhs), rhs), {})
+
+    return build
+
+
+def _floor_mod(lhs: Any, rhs: Any) -> Any:
+    """Python's `%` (the result takes the divisor's sign) from truncating remainders:
+    fmod(fmod(a, b) + b, b). Exact for integers; for floats `+ b` may round, as in Python."""
+    lhs = _shaped_left(lhs, rhs)
+    r = unified_call("fmod", (lhs, rhs), {})
+    return unified_call("fmod", (unified_call("add", (r, rhs), {}), rhs), {})
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    """`x ** k` for a constant k: repeated multiplication (recip for k < 0), sqrt / rsqrt for
+    ±0.5, a tile/tensor of ones for 0."""
+    if (
+        not namespace_of(base)
+        or isinstance(exponent, bool)
+        or not isinstance(exponent, (int, float))
+        or not (float(exponent).is_integer() or abs(exponent) == 0.5)
+    ):
+        raise ParserTypeError(
+            f"`**` on a tile / tensor needs a constant integer exponent or ±0.5, got {_describe(exponent)}"
+            if namespace_of(base)
+            else "`**` with a tile / tensor exponent is not supported",
+            hint="for a positive base x write pl.exp(pl.mul(pl.log(x), y))",
+        )
+    if abs(exponent) == 0.5:
+        return unified_call("sqrt" if exponent > 0 else "rsqrt", (base,), {})
+    n = abs(int(exponent))
+    if n == 0:
+        one = 1.0 if base.type.dtype.is_float else 1
+        return unified_call("expands", (base, one), {})
+    result, square = None, base
+    while True:
+        if n & 1:
+            result = square if result is None else unified_call("mul", (result, square), {})
+        n >>= 1
+        if not n:
+            break
+        square = unified_call("mul", (square, square), {})
+    return unified_call("recip", (result,), {}) if exponent < 0 else result
+
+
+_SHAPED_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": _commutative("add"),
+    "mul": _commutative("mul"),
+    "sub": _ordered("sub"),
+    "div": _ordered("div"),
+    "mod": _floor_mod,
+    "pow": _power,
+}
 
 
 def logical(name: str, operands: Sequence[Any]) -> Any:
     """`a and b and c` / `a or b`: folded for constants, `And`/`Or` exprs otherwise."""
+    if any(namespace_of(v) for v in operands):
+        raise ParserTypeError(
+            f"`{name}` of tile / tensor values is not supported (a chained comparison such as "
+            "`a < t < b` is one)",
+            hint="compare once per mask and combine masks with pl.and_(m1, m2) / pl.or_(m1, m2)",
+        )
     result = operands[0]
     for v in operands[1:]:
         if not isinstance(result, DSLValue) and not isinstance(v, DSLValue):
@@ -288,6 +366,8 @@ def _bool_operand(v: Any) -> E.Expr:
 
 def unary_operator(name: str, v: Any) -> Any:
     if namespace_of(v):
+        if name == "not":
+            raise ParserTypeError("`not` of a tile / tensor is not supported", hint="use pl.not_(x)")
         return unified_call(name, (v,), {})
     if not isinstance(v, DSLValue):
         return (-v) if name == "neg" else (not v)

@@ -3,29 +3,31 @@
 Every kernel, generated or external, exports one packed entry point
 `void _mlir__mlir_ciface_<name>(void **args)`. `args[i]` points to the i-th argument slot:
 
-* **DDR tensor** parameter (any rank r): the slot holds a pointer to a strided memref
+* **DDR tensor** parameter (any rank r >= 1): the slot holds a pointer to a strided memref
   descriptor `{void *allocated; void *aligned; int64 offset; int64 sizes[r]; int64 strides[r]}`
   (offset and strides in elements). `allocated`/`aligned` are the start of the tensor's
   storage and `offset` is its storage offset, so torch views and slices are passed zero-copy.
+  Kernels are specialized for a unit innermost stride (vector loads); other strides raise.
   Dynamic dims of a tensor are read from `sizes` (no separate argument).
 * **scalar** parameter: the slot holds the value itself (int64 for integers / INDEX, float
   for FP32, double for FP64, uint8 for BOOL).
 * **launch context** (always last): the slot holds a `LaunchContext *`:
   `{int64 block_idx, block_num, subblock_idx, subblock_num; void *pipes; const PipeApi *pipe_api}`.
 
-`PipeApi` is the C ABI of the runtime's cross-core pipes (bounded ring buffers); kernels call
-its function pointers for `tpush_*` / `tpop_*` / `tfree_*`:
+`PipeApi` holds the runtime's pipe functions (bounded ring buffers, see
+`plang.runtime.pipes`); kernels call them through these pointers for `tpush_*` / `tpop_*` /
+`tfree_*`:
 
-    void push(void *pipes, int64 pipe_id, int64 direction, int64 split,
-              const void *tile, int64 rows, int64 cols, int64 elem_bytes);
-    void pop (void *pipes, int64 pipe_id, int64 direction, int64 split, int64 lane,
-              void *dst, int64 rows, int64 cols, int64 elem_bytes);
-    void free(void *pipes, int64 pipe_id, int64 direction, int64 lane);
+    void *get(void *pipes, int64 pipe_id, int64 slot_bytes, int64 slots);
+    int push(void *pipe, const void *src, int64 nbytes);   // blocks while the ring is full
+    int pop(void *pipe, void *dst, int64 nbytes);          // blocks until a slot holds data
+    int free(void *pipe);                                  // releases the oldest popped slot
 
-`direction` is `TO_AIV` (0) or `TO_AIC` (1); `split` is the pto split code (0 whole tile,
-1 up-down, 2 left-right); `push` copies the row-major tile out (blocking while the ring is
-full), `pop` blocks until a slot holds data and copies it into `dst` (for a split pop, the
-lane's half), `free` releases the oldest popped slot of that lane.
+Pipe ids: `pipe_id(id, direction, lane) = 4 * id + 2 * direction + lane`, direction
+`TO_AIV` (0) or `TO_AIC` (1), lane = the AIV sub-block. A tile crosses as its row-major
+buffer (rows × padded row pitch); with split 1 (up-down) each lane gets half the rows,
+with split 2 (left-right) half the columns; split 0 sends the whole tile to both lanes
+(and the cube pops both lanes' copies, keeping lane 0's).
 
 `ArgPacker` precomputes the ctypes structures of one signature; `pack` fills them from torch
 tensors / ints / floats and returns the `void*[]` to hand to the entry point.
@@ -46,15 +48,24 @@ TO_AIC = 1
 _i64 = ctypes.c_int64
 _vp = ctypes.c_void_p
 
-PUSH_FN = ctypes.CFUNCTYPE(None, _vp, _i64, _i64, _i64, _vp, _i64, _i64, _i64)
-POP_FN = ctypes.CFUNCTYPE(None, _vp, _i64, _i64, _i64, _i64, _vp, _i64, _i64, _i64)
-FREE_FN = ctypes.CFUNCTYPE(None, _vp, _i64, _i64, _i64)
+PIPE_SLOTS = 2
+"""Ring depth every kernel asks for (both ends of a pipe must agree)."""
+
+
+def pipe_id(crossing: int, direction: int, lane: int) -> int:
+    return 4 * crossing + 2 * direction + lane
 
 
 class PipeApi(ctypes.Structure):
-    """Function pointers the runtime provides for pipe ops (see module docstring)."""
+    """Addresses of the runtime's pipe functions (see module docstring)."""
 
-    _fields_ = [("push", PUSH_FN), ("pop", POP_FN), ("free", FREE_FN)]
+    _fields_ = [("get", _vp), ("push", _vp), ("pop", _vp), ("free", _vp)]
+
+    @classmethod
+    def from_addresses(cls, addresses: dict) -> PipeApi:
+        """From `plang.runtime.pipes.symbol_addresses()`."""
+        return cls(addresses["plang_pipeset_get"], addresses["plang_pipe_push"],
+                   addresses["plang_pipe_pop"], addresses["plang_pipe_free"])
 
 
 class LaunchContext(ctypes.Structure):
@@ -78,9 +89,10 @@ typedef struct { void *allocated; void *aligned; int64_t offset; int64_t sizes_s
 #define PLANG_STRIDE(m, rank, i) ((m)->sizes_strides[(rank) + (i)])
 #define PLANG_DATA(type, m) (((type *)(m)->aligned) + (m)->offset)
 typedef struct {
-  void (*push)(void *, int64_t, int64_t, int64_t, const void *, int64_t, int64_t, int64_t);
-  void (*pop)(void *, int64_t, int64_t, int64_t, int64_t, void *, int64_t, int64_t, int64_t);
-  void (*free)(void *, int64_t, int64_t, int64_t);
+  void *(*get)(void *, int64_t, int64_t, int64_t);
+  int (*push)(void *, const void *, int64_t);
+  int (*pop)(void *, void *, int64_t);
+  int (*free)(void *);
 } plang_pipe_api;
 typedef struct {
   int64_t block_idx, block_num, subblock_idx, subblock_num;
@@ -184,13 +196,15 @@ class ArgPacker:
             if t.dtype != expected or t.dim() != rank:
                 raise TypeError(f"kernel argument {name!r} expects a rank-{rank} {expected} tensor, "
                                 f"got {tuple(t.shape)} {t.dtype}")
+            strides = t.stride()
+            if strides[-1] != 1 and t.shape[-1] > 1:
+                raise TypeError(f"kernel argument {name!r} must have innermost stride 1, got strides "
+                                f"{strides} (pass .contiguous())")
             off = t.storage_offset()
-            base = t.data_ptr() - off * itemsize
-            desc.allocated = desc.aligned = base
+            desc.allocated = desc.aligned = t.data_ptr() - off * itemsize
             desc.offset = off
-            if rank:
-                desc.sizes[:] = t.shape
-                desc.strides[:] = t.stride()
+            desc.sizes[:] = t.shape
+            desc.strides[:] = strides
         return fill
 
     @staticmethod
@@ -221,6 +235,7 @@ class ThreadPackers(threading.local):
 
     def __init__(self) -> None:
         self.packer: ArgPacker | None = None
+        self.context: LaunchContext | None = None
 
 
 def single_block_context() -> LaunchContext:

@@ -171,7 +171,16 @@ class LowerContext:
     def context_field(self, index: int) -> ir.Value:
         """Field `index` (an int64) of the LaunchContext, as an index value."""
         i64 = ir.IntegerType.get_signless(64)
-        ptr = llvm.getelementptr(ir.Type.parse("!llvm.ptr"), self.ctx_ptr, [],
-                                 ir.DenseI32ArrayAttr.get([index]), i64, no_wrap_flags=0) \
-            if index else self.ctx_ptr
-        return arith.index_cast(ir.IndexType.get(), llvm.load(i64, ptr))
+        return arith.index_cast(ir.IndexType.get(), llvm.load(i64, field_address(self.ctx_ptr, index)))
+
+    def context_pointer(self, index: int) -> ir.Value:
+        """Field `index` (a pointer) of the LaunchContext."""
+        return llvm.load(ir.Type.parse("!llvm.ptr"), field_address(self.ctx_ptr, index))
+
+
+def field_address(base: ir.Value, index: int) -> ir.Value:
+    """Address of the `index`-th 8-byte field of the struct at `base`."""
+    if not index:
+        return base
+    return llvm.getelementptr(ir.Type.parse("!llvm.ptr"), base, [], ir.DenseI32ArrayAttr.get([index]),
+                              ir.IntegerType.get_signless(64), no_wrap_flags=0)

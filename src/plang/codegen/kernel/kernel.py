@@ -31,6 +31,7 @@ from .abi import (
     C_HEADER,
     ArgPacker,
     LaunchContext,
+    PipeApi,
     ScalarArg,
     Signature,
     TensorArg,
@@ -76,7 +77,17 @@ class Kernel:
             packer = packers.packer = ArgPacker(self.signature)
         self._native(packer.pack(args, self._default_ctx if ctx is None else ctx))
 
-    def __call__(self, *args: Any, ctx: LaunchContext | None = None) -> None:
+    def __call__(self, *args: Any, ctx: LaunchContext | None = None, block_idx: int = 0,
+                 block_num: int = 1, subblock_idx: int = 0, pipes: Any = None) -> None:
+        """Launch with the runtime's keywords (`pipes` is a `plang.runtime.pipes.PipeSet`)."""
+        if ctx is None and (block_idx or block_num != 1 or subblock_idx or pipes is not None):
+            ctx = self._packers.context
+            if ctx is None:
+                ctx = self._packers.context = LaunchContext()
+            ctx.block_idx, ctx.block_num, ctx.subblock_idx = block_idx, block_num, subblock_idx
+            ctx.subblock_num = 2
+            ctx.pipes = None if pipes is None else pipes.handle
+            ctx.pipe_api = None if pipes is None else ctypes.pointer(_runtime_pipe_api())
         self.launch(args, ctx)
 
     @property
@@ -103,6 +114,18 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name}{self.signature.describe()}>"
+
+
+_PIPE_API: list = []
+
+
+def _runtime_pipe_api():
+    """The runtime's pipe functions (the runtime owns the ring buffers; see `abi.PipeApi`)."""
+    if not _PIPE_API:
+        from ...runtime.pipes import symbol_addresses
+
+        _PIPE_API.append(PipeApi.from_addresses(symbol_addresses()))
+    return _PIPE_API[0]
 
 
 def compile_kernel(function: pir.Function, device: Any = None, *,

@@ -25,7 +25,7 @@ from . import (
     lower_reduce,
 )
 from .abi import ScalarArg, Signature, TensorArg, scalar_ctype
-from .builder import KernelBuilder, TileBuf, mlir_type
+from .builder import SUPPORTED_DTYPES, KernelBuilder, TileBuf, mlir_type
 from .context import DdrTensor, LowerContext
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
@@ -60,6 +60,9 @@ def kernel_signature(function: pir.Function) -> Signature:
             if t.rank == 0:
                 raise KernelCompileError(f"function {function.name!r}: rank-0 tensor parameter "
                                          f"{p.name!r} is not supported")
+            if t.dtype not in SUPPORTED_DTYPES:
+                raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r}: dtype "
+                                         f"{t.dtype.name} is not supported by the kernel backend")
             args.append(TensorArg(p.name, t.rank, t.dtype))
         elif isinstance(t, pir.ScalarType):
             try:
@@ -375,12 +378,11 @@ def _lower_if(lc: LowerContext, st: pir.If) -> None:
     scalar_rvs = [rv for rv in st.return_vars if rv not in buffers]
     result_types = [scalar_type(rv.type.dtype) for rv in scalar_rvs
                     if isinstance(rv.type, pir.ScalarType)]
-    op = scf.IfOp(cond, result_types, has_else=st.else_body is not None or bool(st.return_vars))
+    has_else = st.else_body is not None or bool(st.return_vars)
+    op = scf.IfOp(cond, result_types, has_else=has_else)
     tensors: dict = {}
-    for block, body in ((op.then_block, st.then_body), (op.else_block if op.else_block_count else None,
-                                                         st.else_body)):
-        if block is None:
-            continue
+    branches = [(op.then_block, st.then_body)] + ([(op.else_block, st.else_body)] if has_else else [])
+    for block, body in branches:
         with ir.InsertionPoint(block):
             yielded = lower_stmt(lc, body) or []
             out = []

@@ -107,7 +107,7 @@ def lower_fillpad(lc: LowerContext, short: str, a: dict):
     return out
 
 
-def _window_reader(lc: LowerContext, src: TileBuf, off_r: ir.Value, off_c: ir.Value, width: int):
+def window_reader(lc: LowerContext, src: TileBuf, off_r: ir.Value, off_c: ir.Value, width: int):
     """chunk(r, c) of src[off_r + r, off_c + c ...], lanes past src's columns read as 0."""
     kb = lc.kb
     vt = vtype(width, src.dtype)
@@ -130,7 +130,7 @@ def lower_slice(lc: LowerContext, short: str, a: dict):
         off = [lc.index(e) for e in a["offset"].elements]
         off_r, off_c = off[-2], off[-1]
     out = lc.result_tile()
-    reader = _window_reader(lc, src, off_r, off_c, out.width)
+    reader = window_reader(lc, src, off_r, off_c, out.width)
     with lc.kb.loop(0, out.rows) as lr:
         r = lr.induction_variable
         with lc.kb.loop(0, out.pitch, out.width) as lcol:
@@ -139,7 +139,7 @@ def lower_slice(lc: LowerContext, short: str, a: dict):
     return out
 
 
-def _write_window(lc: LowerContext, dst: TileBuf, src, off_r: ir.Value, off_c: ir.Value) -> None:
+def write_window(lc: LowerContext, dst: TileBuf, src, off_r: ir.Value, off_c: ir.Value) -> None:
     """dst[off_r + r, off_c + c] = src[r, c] over src's valid region (clipped to dst)."""
     kb = lc.kb
     cols = arith.minsi(src.valid[1], arith.subi(kb.idx(dst.cols), off_c))
@@ -159,7 +159,7 @@ def lower_assemble(lc: LowerContext, short: str, a: dict) -> TileBuf:
     src = lc.operand(a["source"])
     off = [lc.index(e) for e in a["offset"].elements]
     off_r, off_c = (lc.kb.idx(0), off[0]) if len(off) == 1 else (off[-2], off[-1])
-    _write_window(lc, dst, src, off_r, off_c)
+    write_window(lc, dst, src, off_r, off_c)
     return dst
 
 
@@ -167,8 +167,8 @@ def lower_concat(lc: LowerContext, short: str, a: dict) -> TileBuf:
     s0, s1 = lc.operand(a["src0"]), lc.operand(a["src1"])
     out = lc.result_tile()
     zero = lc.kb.idx(0)
-    _write_window(lc, out, s0, zero, zero)
-    _write_window(lc, out, s1, zero, lc.kb.idx(s0.cols))
+    write_window(lc, out, s0, zero, zero)
+    write_window(lc, out, s1, zero, lc.kb.idx(s0.cols))
     return out
 
 

@@ -3,8 +3,8 @@
 `exp` and `log` are Cephes-style: range reduction, a short polynomial evaluated with fma,
 and exponent-bit arithmetic. Measured bounds (tests/codegen/test_kernel_vector_math.py):
 relative error <= 4e-7 for exp on [-87, 88] and for log on normal positive inputs.
-Edge behaviour: exp(x) is 0 below about -87.3 (no denormal results), +inf above 88.72,
-NaN for NaN; log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, denormal inputs are
+Edge behaviour: exp(x) is 0 below -88.376 (denormal results above that), +inf above
+88.72, NaN for NaN; log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, denormal inputs are
 treated as the smallest normal. `rsqrt` / `sqrt` use the vector square-root instruction.
 """
 
@@ -54,6 +54,7 @@ def _horner(x: ir.Value, coeffs) -> ir.Value:
 def exp(x: ir.Value) -> ir.Value:
     t = x.type
     it = _int_type_like(x)
+    underflow = arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, _EXP_LO))
     x = arith.minimumf(arith.maximumf(x, splat(t, _EXP_LO)), splat(t, _EXP_HI))
     fx = math.floor(math.fma(x, splat(t, _LOG2E), splat(t, 0.5)))
     r = math.fma(fx, splat(t, -_LN2_HI), x)
@@ -67,7 +68,7 @@ def exp(x: ir.Value) -> ir.Value:
     rest = arith.subi(n, half)
     s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
     s2 = arith.bitcast(t, arith.shli(arith.addi(rest, splat(it, 127)), splat(it, 23)))
-    return arith.mulf(arith.mulf(y, s1), s2)
+    return arith.select(underflow, splat(t, 0.0), arith.mulf(arith.mulf(y, s1), s2))
 
 
 def log(x: ir.Value) -> ir.Value:
@@ -90,7 +91,7 @@ def log(x: ir.Value) -> ir.Value:
     res = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, zero), splat(t, float("-inf")), res)
     res = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, splat(t, float("inf"))), x, res)
     # x < 0 or NaN -> NaN
-    return arith.select(arith.cmpf(arith.CmpFPredicate.UGE, x, zero), res, splat(t, float("nan")))
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OGE, x, zero), res, splat(t, float("nan")))
 
 
 def rsqrt(x: ir.Value) -> ir.Value:

@@ -15,13 +15,13 @@ Opening even one region makes the regions authoritative for the whole function:
 
 from __future__ import annotations
 
-from ...ir.enums import SplitMode
+from ...ir.enums import MemorySpace, SplitMode
 from ...ir.expr import Call, Var
 from ...ir.function import Function
 from ...ir.stmt import Assign, SplitAivScope, Stmt
 from ..diagnostics import PassError
 from .core_affinity import is_cube_compute, is_vector_compute, leaf_call
-from .var_uses import child_stmts, expr_vars, stmt_exprs
+from .var_uses import child_stmts, expr_vars, walk_expr
 
 CROSSINGS = ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather")
 
@@ -43,39 +43,64 @@ def check_aiv_split(fn: Function, core: bool) -> None:
     leaves: list[tuple[Stmt, SplitAivScope | None]] = []
     _leaves(fn.body, None, leaves)
     cube_defs: set[Var] = set()
-    region_defs: dict[Var, SplitAivScope] = {}
+    region_defs: set[Var] = set()
+    where = f"in function {fn.name!r}"
     for s, region in leaves:
-        call: Call = leaf_call(s)
-        name = call.op.name
-        where = f"in function {fn.name!r}"
-        if region is not None and is_cube_compute(call):
-            raise PassError(f"cube op {name} inside a split_aiv region {where}: cube work runs on the AIC, "
-                            f"outside every region", s.span)
-        if region is None and name in CROSSINGS:
-            raise PassError(f"{name.split('.')[1]} outside every split_aiv region {where}: it names the "
-                            f"boundary of a region and must be written inside one", s.span)
-        if region is None and core and is_vector_compute(call):
-            raise PassError(f"vector op {name} outside every split_aiv region {where}: once a function "
-                            f"opens a region, its vector work must be inside one (use mode=pl.SplitMode.NONE "
-                            f"for a full-width phase)", s.span)
+        for call in _calls(leaf_call(s)):
+            _check_call(call, s, region, core, where, cube_defs, region_defs)
         if isinstance(s, Assign):
-            if region is None and is_cube_compute(call):
-                cube_defs.add(s.var)
-            elif region is not None and name not in CROSSINGS:
-                region_defs[s.var] = region
-        reads = [v for e in stmt_exprs(s) for v in expr_vars(e)]
-        if region is not None and name not in CROSSINGS:
-            for v in reads:
-                if v in cube_defs:
-                    raise PassError(f"tile {v.name!r} produced by cube work is read inside a split_aiv "
-                                    f"region by {name} {where} without pl.aiv_shard: name the crossing",
-                                    s.span)
-        if region is None and is_cube_compute(call):
-            for v in reads:
-                if v in region_defs:
-                    raise PassError(f"tile {v.name!r} produced in a split_aiv region is read by cube op "
-                                    f"{name} {where} without pl.aic_gather: name the crossing", s.span)
+            top = leaf_call(s)
+            reads = set(expr_vars(s.value))
+            if region is None and (is_cube_compute(top) or reads & cube_defs):
+                cube_defs.add(s.var)  # cube results, and values derived from them on the cube side
+            elif region is not None and top.op.name not in CROSSINGS:
+                region_defs.add(s.var)
     _check_one_pipe(fn, leaves)
+
+
+def _calls(call: Call) -> list[Call]:
+    """`call` and the calls nested in its operands, innermost first."""
+    out: list[Call] = []
+
+    def visit(e) -> None:
+        if isinstance(e, Call):
+            out.append(e)
+
+    walk_expr(call, visit)
+    return out[::-1]
+
+
+def _check_call(call: Call, s: Stmt, region: SplitAivScope | None, core: bool, where: str,
+                cube_defs: set[Var], region_defs: set[Var]) -> None:
+    name = call.op.name
+    if region is not None and is_cube_compute(call):
+        raise PassError(f"cube op {name} inside a split_aiv region {where}: cube work runs on the AIC, "
+                        f"outside every region", s.span)
+    if region is None and name in CROSSINGS:
+        raise PassError(f"{name.split('.')[1]} outside every split_aiv region {where}: it names the "
+                        f"boundary of a region and must be written inside one", s.span)
+    if region is None and core and is_vector_compute(call):
+        raise PassError(f"vector op {name} outside every split_aiv region {where}: once a function "
+                        f"opens a region, its vector work must be inside one (use mode=pl.SplitMode.NONE "
+                        f"for a full-width phase)", s.span)
+    reads = [a for a in call.args if isinstance(a, Var)]
+    if region is not None and name not in CROSSINGS:
+        for v in reads:
+            if v in cube_defs:
+                raise PassError(f"tile {v.name!r} produced by cube work is read inside a split_aiv "
+                                f"region by {name} {where} without pl.aiv_shard: name the crossing", s.span)
+    if region is None and _cube_side(call):
+        for v in reads:
+            if v in region_defs:
+                raise PassError(f"tile {v.name!r} produced in a split_aiv region is read by cube-side op "
+                                f"{name} {where} without pl.aic_gather: name the crossing", s.span)
+
+
+def _cube_side(call: Call) -> bool:
+    """Cube compute, or a move into a cube buffer."""
+    if call.op.name == "tile.move":
+        return call.kwargs.get("target_memory") in (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right)
+    return is_cube_compute(call)
 
 
 def _has_region(s: Stmt) -> bool:
@@ -85,7 +110,7 @@ def _has_region(s: Stmt) -> bool:
 def _check_one_pipe(fn: Function, leaves: list[tuple[Stmt, SplitAivScope | None]]) -> None:
     split_kind: tuple[bool, Stmt] | None = None
     for s, region in leaves:
-        if region is None or leaf_call(s).op.name not in CROSSINGS:
+        if region is None or not any(c.op.name in CROSSINGS for c in _calls(leaf_call(s))):
             continue
         no_split = region.mode is SplitMode.NONE
         if split_kind is None:

@@ -1,0 +1,61 @@
+"""InOutUseValid: a tensor passed as Out / InOut is not read again after the call."""
+
+from __future__ import annotations
+
+import pytest
+from pass_testing import line_of, parse
+
+from plang.passes import PassError, in_out_use_valid
+
+T = "pl.Tensor[[64], pl.FP32]"
+KERNEL = f"""
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, o: pl.InOut[{T}]) -> {T}:
+                o1 = pl.assemble(o, pl.exp(x), [0])
+                return o1
+"""
+
+
+def test_reading_the_stale_argument_is_reported_at_the_reader():
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                o1 = self.k(x, out)
+                o2 = self.k(out, o1)
+                return o2
+    """
+    with pytest.raises(PassError) as err:
+        in_out_use_valid()(parse(src))
+    assert f"'out' was passed to 'k' as an Out/InOut argument (line {line_of(src, 'o1 = self.k')})" \
+        in err.value.message
+    assert err.value.line == line_of(src, "o2 = self.k(out, o1)")
+
+
+def test_rebinding_through_the_result_is_valid_also_in_loops():
+    prog = parse(f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                for i, (acc,) in pl.range(3, init_values=(out,)):
+                    a2 = self.k(x, acc)
+                    r = pl.yield_(a2)
+                return r
+    """)
+    assert in_out_use_valid()(prog) is prog
+
+
+def test_returning_the_stale_argument_is_reported():
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                o1 = self.k(x, out)
+                return out
+    """
+    with pytest.raises(PassError) as err:
+        in_out_use_valid()(parse(src))
+    assert err.value.line == line_of(src, "return out")

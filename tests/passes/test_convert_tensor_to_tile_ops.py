@@ -67,7 +67,7 @@ def test_slices_become_loads_inside_a_loop_with_carried_output():
     """)
 
 
-def test_reduction_gets_scratch_and_carried_accumulator_becomes_a_tile():
+def test_reduction_and_carried_accumulator_become_tiles():
     check_pass("convert_tensor_to_tile_ops", f"""
         @pl.program
         class P:
@@ -90,8 +90,7 @@ def test_reduction_gets_scratch_and_carried_accumulator_becomes_a_tile():
                 xt = pl.tile.load(x, [0, 0], [64, 64])
                 z = pl.tile.load(bias, [0, 0], [64, 1])
                 for i, (acc,) in pl.range(2, init_values=(z,)):
-                    tmp = pl.tile.create([64, 64], dtype=pl.FP32)
-                    s = pl.tile.row_sum(xt, tmp)
+                    s = pl.tile.row_sum(xt)
                     acc2 = pl.tile.add(acc, s)
                     r = pl.yield_(acc2)
                 o = pl.tile.store(r, [0, 0], out)

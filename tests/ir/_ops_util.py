@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plang.dtypes import FP32, DataType
-from plang.ir import ConstInt, ScalarType, TensorType, TileType, TupleType, Var
+from plang.ir import ArrayType, ConstInt, ScalarType, TensorType, TileType, TupleType, Var
 from plang.ir.ops import make_call
 
 
@@ -19,13 +19,18 @@ def scalar(dtype: DataType, name: str = "s") -> Var:
     return Var(name, ScalarType(dtype))
 
 
+def array(extent: int, dtype: DataType, name: str = "arr") -> Var:
+    return Var(name, ArrayType(extent, dtype))
+
+
 def _dims(shape) -> str:
     return "[" + ", ".join(str(d.value) if isinstance(d, ConstInt) else getattr(d, "name", "?")
                            for d in shape) + "]"
 
 
 def describe(t) -> str:
-    """`Tile[[64, 1], FP32]`, `Tile[[64, 64], FP32, Vec, valid=[32, 64]]`, `Scalar[INDEX]`, `()`."""
+    """`Tile[[64, 1], FP32]`, `Tile[[64, 64], FP32, Vec, valid=[32, 64]]`, `Scalar[INDEX]`,
+    `Array[16, INT32]`, `()`."""
     if isinstance(t, TileType):
         extra = f", {t.memory_space.name}" if t.memory_space is not None else ""
         extra += f", valid={_dims(t.valid_shape)}" if t.valid_shape is not None else ""
@@ -34,6 +39,8 @@ def describe(t) -> str:
         return f"Tensor[{_dims(t.shape)}, {t.dtype.name}]"
     if isinstance(t, ScalarType):
         return f"Scalar[{t.dtype.name}]"
+    if isinstance(t, ArrayType):
+        return f"Array[{t.extent}, {t.dtype.name}]"
     if isinstance(t, TupleType) and not t.types:
         return "()"
     raise AssertionError(f"unexpected type {type(t).__name__}")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from _ops_util import deduce, scalar, tensor, tile
+from _ops_util import array, deduce, scalar, tensor, tile
 
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, TASK_ID
 from plang.ir import AtomicType, MemorySpace, SplitMode
@@ -133,6 +133,22 @@ CASES = {
          {"atomic": AtomicType.Add}),
         (OpTypeError, r"tile\.concat: row counts differ: src0 \[64, 128\] vs src1 \[32, 8\]: expected 64, got 32",
          "tile.concat", (A, tile([32, 8])), {}),
+    ],
+    "array": [
+        (OpValueError, r"array\.create: argument 'extent' must be >= 1, got 0", "array.create",
+         (0, INT32), {}),
+        (OpTypeError, r"array\.create: argument 'dtype' must be a dtype such as pl\.FP32, got 'int32'",
+         "array.create", (4, "int32"), {}),
+        (OpTypeError, r"array\.get_element: argument 'index' must be an integer scalar, got Scalar\[FP32\]",
+         "array.get_element", (array(4, INT32), 1.0), {}),
+        (OpValueError, r"array\.get_element: index 4 is out of range for an array of 4 elements",
+         "array.get_element", (array(4, INT32), 4), {}),
+        (OpTypeError, r"array\.update_element: operand 'value' of type Scalar\[FP32\] cannot be stored in a "
+                      r"INT32 array", "array.update_element", (array(4, INT32), 0, 1.5), {}),
+        (OpTypeError, r"array\.update_element: operand 'value' of type Scalar\[INDEX\] cannot be stored in a "
+                      r"TASK_ID array", "array.update_element", (array(4, TASK_ID), 0, 3), {}),
+        (OpTypeError, r"array\.get_element: argument 'array' must be a array, got Tensor",
+         "array.get_element", (TA, 0), {}),
     ],
     "pipe_system": [
         (OpTypeError, r"tile\.tpop_from_aic: shape and dtype of the received tile are required",

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from _ops_util import deduce, scalar, tensor, tile
+from _ops_util import array, deduce, scalar, tensor, tile
 
-from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT32
+from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, TASK_ID, UINT32
 from plang.ir import MemorySpace, SplitMode
 from plang.ir.ops import REGISTRY, make_call
 
@@ -118,6 +118,10 @@ case("system.sync_wait", 3, expect="()")
 case("system.syncall", expect="()")
 case("system.available_cluster_count", expect="Scalar[INDEX]")
 case("system.available_aiv_count", expect="Scalar[INDEX]")
+# arrays
+case("array.create", 16, INT32, expect="Array[16, INT32]")
+case("array.get_element", array(16, TASK_ID), scalar(INT64, "i"), expect="Scalar[TASK_ID]")
+case("array.update_element", array(8, FP16), 7, 0.5, expect="Array[8, FP16]")
 
 
 def test_every_registered_op_has_a_case():

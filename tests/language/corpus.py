@@ -159,6 +159,9 @@ CORPUS: list[tuple[str, str]] = [
                                 "z = pl.add(z, c)\nout = pl.store(z, [0, 0], out)")),
     ("tensor_full_create", orch("f = pl.tensor.full([64, 64], pl.FP32, 0.0)\ng = pl.full([8, 8], pl.INT32, 3)\n"
                                 "c = pl.tensor.create([64, 64], pl.BF16, layout=pl.NZ)\nout = self.k(f, b, out)")),
+    ("arrays", orch("tids = pl.array.create(2, pl.TASK_ID)\nidx = pl.array.create(4, pl.INT32)\n"
+                    "for i in pl.range(4):\n    idx[i] = i * 16\nr, tid = pl.submit(self.k, a, b, out)\n"
+                    "tids[0] = tid\nr2, t2 = pl.submit(self.k, a, b, r, deps=[tids[0]])\no = idx[3]")),
     ("tensor_level_ops", orch("c = pl.add(a, b)\nd = pl.matmul(c, b)\ne = pl.exp(d)\nf = pl.create_tensor([64, 64], "
                               "dtype=pl.FP32)\nh = pl.cast(e, pl.BF16)")),
     ("func_attr_and_attrs", kernel("pl.func_attr({'stationary': b})\nx = pl.load(a, [0, 0], [64, 64])\n"

@@ -1,6 +1,6 @@
 """Op registry and every registered op (importing this package registers them all)."""
 
-from . import elementwise, layout, matmul, memory, pipe, reduce, system_ops  # noqa: F401  (registration)
+from . import array, elementwise, layout, matmul, memory, pipe, reduce, system_ops  # noqa: F401  (registration)
 from .registry import (
                        REGISTRY,
                        Bound,

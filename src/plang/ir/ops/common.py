@@ -29,6 +29,7 @@ from ...dtypes import (
 from ..enums import MemorySpace
 from ..expr import BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, Var
 from ..types import (
+    ArrayType,
     ScalarType,
     ShapedType,
     TensorType,
@@ -95,6 +96,8 @@ def fmt_type(t: Type) -> str:
         return f"Scalar[{t.dtype.name}]"
     if isinstance(t, TupleType):
         return "Tuple[" + ", ".join(fmt_type(x) for x in t.types) + "]"
+    if isinstance(t, ArrayType):
+        return f"Array[{t.extent}, {t.dtype.name}]"
     return type(t).__name__
 
 
@@ -218,7 +221,8 @@ def require_int_attr(b: Bound, name: str, lo: int | None = None, hi: int | None 
     if isinstance(v, bool) or not isinstance(v, int):
         raise b.fail(f"argument {name!r} must be a compile-time integer, got {v!r}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise b.bad_value(f"argument {name!r} must be in [{lo}, {hi}], got {v}")
+        bounds = f">= {lo}" if hi is None else f"<= {hi}" if lo is None else f"in [{lo}, {hi}]"
+        raise b.bad_value(f"argument {name!r} must be {bounds}, got {v}")
     return v
 
 

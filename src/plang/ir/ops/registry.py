@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ...dtypes import BOOL, FP32, INDEX, DataType
 from ..expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple
 from ..span import Span
-from ..types import ScalarType, TensorType, TileType, TupleType, Type
+from ..types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type
 
 REQUIRED = object()
 
@@ -34,7 +34,7 @@ class Param:
     kind: `tensor`, `tile`, `shaped` (tensor or tile), `scalar` (scalar expr or number),
     `value` (any expr or number), `index_list` (sequence of integer exprs -> MakeTuple),
     `indices` (one integer expr or a sequence of them -> MakeTuple),
-    `attr` (a static Python value kept in the call's kwargs).
+    `array` (an on-core array), `attr` (a static Python value kept in the call's kwargs).
     Expression parameters become positional `args` when required and `kwargs` when optional.
     """
 
@@ -239,6 +239,7 @@ def coerce(op: Op, p: Param, v: Any) -> Any:
         "scalar": isinstance(t, ScalarType),
         "value": True,
         "tuple": isinstance(t, TupleType),
+        "array": isinstance(t, ArrayType),
     }.get(kind)
     if ok is None:
         raise ValueError(f"op {op.name}: parameter {p.name!r} has unknown kind {kind!r}")

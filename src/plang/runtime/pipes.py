@@ -22,9 +22,12 @@ C ABI (all symbols exported by `library_path()`; addresses from `symbol_addresse
         // zero-copy pop: *slot points into the ring, valid until the matching free.
     int plang_pipe_free(void* pipe);
         // release the oldest popped slot back to the producer.
+    void plang_pipeset_fail(void* set, int status, int64_t pipe_id, int op);
+        // record a failure seen outside the rings (first one wins) and abort the set.
 
 Return codes: 0 ok, 1 timeout (deadlock: a wait exceeded the set's timeout), 2 aborted
-(another member of the Group failed), 3 bad size, 4 free without pop. A kernel that sees a
+(another member of the Group failed), 3 bad size, 4 free without pop, 5 the two ends opened
+a pipe with different slot sizes (recorded by the kernel adapter). A kernel that sees a
 nonzero code should return early; the runtime reads the set's status after the Group and
 raises `PipeError` naming the pipe and operation, even if the kernel ignored the code.
 Each pipe has one producer and one consumer (the codegen gives each direction and AIV
@@ -40,14 +43,15 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
 DEFAULT_SLOTS = 2
-STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "free without pop"}
-OPS = {1: "push", 2: "pop", 3: "free"}
+STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "free without pop",
+          5: "failed: the two ends opened it with different slot sizes"}
+OPS = {1: "push", 2: "pop", 3: "free", 4: "open"}
 
 _SOURCE = Path(__file__).parent / "native" / "pipes.c"
 _lib: ctypes.CDLL | None = None
@@ -64,6 +68,7 @@ _SIGNATURES = {
     "plang_pipe_pop": (ctypes.c_int, [_vp, _vp, _i64]),
     "plang_pipe_pop_ref": (ctypes.c_int, [_vp, ctypes.POINTER(_vp)]),
     "plang_pipe_free": (ctypes.c_int, [_vp]),
+    "plang_pipeset_fail": (None, [_vp, ctypes.c_int, _i64, ctypes.c_int]),
 }
 
 
@@ -76,21 +81,27 @@ def _cache_dir() -> Path:
     return Path(root) / "runtime"
 
 
-def library_path() -> str:
-    """Path of the compiled pipe library (compiled on first use, cached by source hash)."""
-    source = _SOURCE.read_bytes()
-    target = _cache_dir() / f"pipes-{hashlib.sha256(source).hexdigest()[:16]}.so"
+def build_native(source_path: Path) -> str:
+    """Compile a C file of the runtime into a shared library (on first use, cached by
+    source hash under the plang cache directory); returns the library's path."""
+    source = source_path.read_bytes()
+    target = _cache_dir() / f"{source_path.stem}-{hashlib.sha256(source).hexdigest()[:16]}.so"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
         os.close(fd)
-        cmd = ["cc", "-O2", "-shared", "-fPIC", "-pthread", str(_SOURCE), "-o", tmp]
+        cmd = ["cc", "-O2", "-shared", "-fPIC", "-pthread", str(source_path), "-o", tmp]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             os.unlink(tmp)
-            raise RuntimeError(f"building the pipe library failed: {' '.join(cmd)}\n{result.stderr}")
+            raise RuntimeError(f"building {source_path.name} failed: {' '.join(cmd)}\n{result.stderr}")
         os.replace(tmp, target)
     return str(target)
+
+
+def library_path() -> str:
+    """Path of the compiled pipe library (compiled on first use, cached by source hash)."""
+    return build_native(_SOURCE)
 
 
 def library() -> ctypes.CDLL:
@@ -150,11 +161,16 @@ class Pipe:
             raise PipeError(f"pipe {self.pipe_id}: {op} {STATUS.get(rc, rc)}")
 
 
+def _default_pipe_name(pipe_id: int) -> str:
+    return f"pipe {pipe_id}"
+
+
 class PipeSet:
     """The pipes of one Group instance. ``handle`` is the ``void*`` native kernels take."""
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
+        self.pipe_name: Callable[[int], str] = _default_pipe_name  # how error() names a pipe id
         self.handle: int | None = library().plang_pipeset_create(timeout)
         if not self.handle:
             raise MemoryError("could not allocate a pipe set")
@@ -176,7 +192,8 @@ class PipeSet:
         status = library().plang_pipeset_status(self.handle, ctypes.byref(pipe_id), ctypes.byref(op))
         if status == 0:
             return None
-        return f"pipe {pipe_id.value}: {OPS.get(op.value, op.value)} {STATUS.get(status, status)}" + (
+        name = self.pipe_name(pipe_id.value)
+        return f"{name}: {OPS.get(op.value, op.value)} {STATUS.get(status, status)}" + (
             f" after {self.timeout:g} s" if status == 1 else "")
 
     def close(self) -> None:

@@ -8,6 +8,7 @@
 #include <time.h>
 
 enum { PIPE_OK = 0, PIPE_TIMEOUT = 1, PIPE_ABORTED = 2, PIPE_BAD_SIZE = 3, PIPE_NOT_POPPED = 4 };
+/* 5 (ends disagree on the slot size) is recorded through plang_pipeset_fail. */
 enum { OP_PUSH = 1, OP_POP = 2, OP_FREE = 3 };
 
 struct pipeset;
@@ -94,6 +95,14 @@ static void fail(pipeset_t *s, int status, int64_t id, int op) {
     if (!s->status) { s->status = status; s->fail_pipe = id; s->fail_op = op; }
     s->aborted = 1;
     pthread_cond_broadcast(&s->cv);
+}
+
+/* Record a failure seen outside the rings (e.g. by a kernel adapter) and abort the set. */
+void plang_pipeset_fail(void *h, int status, int64_t pipe_id, int op) {
+    pipeset_t *s = h;
+    pthread_mutex_lock(&s->mu);
+    fail(s, status, pipe_id, op);
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* Wait (mutex held) until ready(p) holds; returns PIPE_OK, PIPE_TIMEOUT or PIPE_ABORTED. */

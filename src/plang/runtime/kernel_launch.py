@@ -1,0 +1,133 @@
+"""`LaunchableKernel`: a compiled kernel (`plang.codegen.kernel.Kernel`) behind the
+scheduler's calling convention, with the kernel ABI's `PipeApi` served by the runtime's
+ring buffers.
+
+The scheduler calls ``kernel(*args)`` (plain), ``kernel(*args, block_idx=, block_num=)``
+(SPMD) or ``kernel(*args, pipes=<PipeSet>, subblock_idx=, block_idx=, block_num=)`` (Group
+member); the wrapper fills the calling thread's `LaunchContext` (built once per thread and
+kernel, then reused) and calls ``kernel.launch(args, ctx)``.
+
+Pipes: kernels open their rings by id (`abi.pipe_id`: crossing, direction, AIV lane) in
+the Group's `PipeSet` through ``native/pipe_adapter.c``, which forwards to the runtime's C
+functions and never hands a kernel a NULL pipe. Failures (a timeout, the two ends opening
+a ring with different tile sizes) are recorded in the `PipeSet` and wake the other members;
+the scheduler raises them as `TaskGroupError`, a directly launched kernel as `PipeError`,
+naming the pipe by crossing, direction and lane. A kernel launched without a pipe set that
+uses a pipe raises `PipeError` when it returns.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import weakref
+from pathlib import Path
+from typing import Any
+
+from ..codegen.kernel.abi import TO_AIV, LaunchContext, PipeApi
+from .pipes import PipeError, PipeSet, build_native, symbol_addresses
+
+_SOURCE = Path(__file__).parent / "native" / "pipe_adapter.c"
+_vp, _i64 = ctypes.c_void_p, ctypes.c_int64
+_SIGNATURES = {
+    "plang_adapter_bind": (None, [_vp] * 5),
+    "plang_adapter_new": (_vp, []),
+    "plang_adapter_delete": (None, [_vp]),
+    "plang_adapter_begin": (None, [_vp, _vp]),
+    "plang_adapter_end": (_i64, [_vp]),
+}
+_lib: ctypes.CDLL | None = None
+_lib_lock = threading.Lock()
+
+
+def adapter_library() -> ctypes.CDLL:
+    """The compiled adapter, bound to the runtime's ring-buffer functions (built once)."""
+    global _lib
+    with _lib_lock:
+        if _lib is None:
+            lib = ctypes.CDLL(build_native(_SOURCE))
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                fn = getattr(lib, name)
+                fn.restype, fn.argtypes = restype, argtypes
+            rt = symbol_addresses()
+            lib.plang_adapter_bind(rt["plang_pipeset_get"], rt["plang_pipe_push"], rt["plang_pipe_pop"],
+                                   rt["plang_pipe_free"], rt["plang_pipeset_fail"])
+            lib.pipe_api = ctypes.pointer(PipeApi.in_dll(lib, "plang_adapter_api"))
+            _lib = lib
+        return _lib
+
+
+def pipe_name(pipe_id: int) -> str:
+    """How errors name a kernel pipe id (`abi.pipe_id` = 4 * crossing + 2 * direction + lane)."""
+    if pipe_id < 0:
+        return "a pipe"
+    crossing, rest = divmod(pipe_id, 4)
+    direction, lane = divmod(rest, 2)
+    return (f"pipe {pipe_id} (crossing {crossing}, {'to AIV' if direction == TO_AIV else 'to AIC'}, "
+            f"AIV lane {lane})")
+
+
+class _ThreadLaunch:
+    """One thread's reusable launch context and adapter state for one kernel."""
+
+    __slots__ = ("state", "ctx", "begin", "end", "__weakref__")
+
+    def __init__(self, lanes: int) -> None:
+        lib = adapter_library()
+        self.state = lib.plang_adapter_new()
+        if not self.state:
+            raise MemoryError("could not allocate a pipe adapter state")
+        weakref.finalize(self, lib.plang_adapter_delete, self.state)
+        self.ctx = LaunchContext(0, 1, 0, lanes, self.state, lib.pipe_api)
+        self.begin, self.end = lib.plang_adapter_begin, lib.plang_adapter_end
+
+
+class LaunchableKernel:
+    """Wraps a compiled kernel so the runtime's scheduler can launch it (see module doc).
+    `aiv_lanes` is the core group's AIV count (`Device.aiv_per_cluster`), the kernels'
+    ``subblock_num``."""
+
+    def __init__(self, kernel: Any, aiv_lanes: int = 2) -> None:
+        if aiv_lanes < 1:
+            raise ValueError(f"LaunchableKernel: aiv_lanes must be positive, got {aiv_lanes}")
+        self.kernel = kernel
+        self.aiv_lanes = aiv_lanes
+        self._local = threading.local()  # .launch: this thread's _ThreadLaunch
+
+    @property
+    def kernel_name(self) -> str:
+        return self.kernel.name
+
+    def load(self) -> None:
+        """Build the pipe adapter now rather than at the first launch; forward to the kernel."""
+        adapter_library()
+        load = getattr(self.kernel, "load", None)
+        if load is not None:
+            load()
+
+    def __call__(self, *args: Any, block_idx: int = 0, block_num: int = 1,
+                 pipes: PipeSet | None = None, subblock_idx: int = 0) -> None:
+        launch = getattr(self._local, "launch", None)
+        if launch is None:
+            launch = self._local.launch = _ThreadLaunch(self.aiv_lanes)
+        ctx = launch.ctx
+        ctx.block_idx, ctx.block_num, ctx.subblock_idx = block_idx, block_num, subblock_idx
+        handle = None
+        if pipes is not None:
+            pipes.pipe_name = pipe_name
+            handle = pipes.handle
+        launch.begin(launch.state, handle)
+        try:
+            self.kernel.launch(args, ctx)
+        finally:
+            orphan = launch.end(launch.state)
+        if orphan >= 0:
+            raise PipeError(f"kernel {self.kernel_name} uses {pipe_name(orphan)} but was launched "
+                            "outside a Group (no pipe set)")
+        if pipes is not None:
+            error = pipes.error()
+            if error is not None:
+                raise PipeError(f"kernel {self.kernel_name}: {error}")
+
+    def __repr__(self) -> str:
+        return f"<LaunchableKernel {self.kernel!r} aiv_lanes={self.aiv_lanes}>"

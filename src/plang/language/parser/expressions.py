@@ -16,6 +16,7 @@ from ...errors import (
     ParserTypeError,
     UnsupportedConstructError,
 )
+from ...ir.enums import ParamDirection
 from ...ir.expr import Call, Expr, GlobalVar, Var
 from ...ir.function import Function
 from ...ir.span import Span
@@ -312,7 +313,7 @@ class ExprEvaluator(ParseState):
         if isinstance(fn, FunctionRef) or isinstance(fn, Function):
             sig = fn.sig if isinstance(fn, FunctionRef) else signature_of(fn)
             args, no_dep = self.call_args(node)
-            kwargs = self.call_kwargs(node, {"dump_vars"}, f"{sig.name}()")
+            kwargs = self.call_kwargs(node, {"dump_vars", "arg_directions"}, f"{sig.name}()")
             if no_dep:
                 kwargs["no_dep_args"] = no_dep
             return wrap(self.function_call(sig, args, node, kwargs))
@@ -448,7 +449,7 @@ class ExprEvaluator(ParseState):
             )
         sig = target.sig if isinstance(target, FunctionRef) else signature_of(target)
         args, no_dep = self.call_args(node, skip=1)
-        allowed = {"deps", "allow_early_resolve", "predicate", "dumps", "dump_vars"} | (
+        allowed = {"deps", "allow_early_resolve", "predicate", "dumps", "dump_vars", "arg_directions"} | (
             {"core_num", "sync_start"} if spmd else set()
         )
         kwargs = {"spmd_submit" if spmd else "submit": True, **self.call_kwargs(node, allowed, what)}
@@ -473,6 +474,10 @@ class ExprEvaluator(ParseState):
             if not isinstance(value, (list, tuple)):
                 raise self.error(ParserTypeError, f"{key}= takes a list, got {type(value).__name__}", node)
             return tuple(None if v is None else self.as_expr(v, node) for v in value)
+        if key == "arg_directions":
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, ParamDirection) for v in value):
+                raise self.error(ParserTypeError, "arg_directions= takes a list of pl.ParamDirection", node)
+            return tuple(value)
         if key == "predicate":
             e = self.as_expr(value, node)
             if not (isinstance(e.type, ScalarType) and e.type.dtype.is_bool):

@@ -1,8 +1,8 @@
 /* The kernel ABI's PipeApi (plang.codegen.kernel.abi: get / push / pop / free) served by
  * the runtime's ring buffers (pipes.c), for kernels launched through
  * plang.runtime.kernel_launch. A kernel's `pipes` pointer is the calling thread's
- * `launch_state`: the Group instance's pipe set (NULL outside a Group) and the launch's
- * first failure.
+ * `launch_state`: the Group instance's pipe set (NULL outside a Group) and the first
+ * pipe the launch opened without one.
  *
  * Kernels do not check return codes, so a pipe that can not be opened must not become a
  * NULL handle: `get` returns a dead pipe whose every operation fails at once, after

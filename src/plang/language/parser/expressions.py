@@ -24,6 +24,7 @@ from ...ir.types import ScalarType, TupleType, Type
 from .. import constructs
 from ..dispatch import ParseState, binary_operator, literal, logical, unary_operator
 from ..values import DSLValue, DynVar, TypeSpec, wrap
+from .predicates import predicate_shape_error, unlisted_producer
 from .source import Source
 
 SAFE_BUILTINS: dict[str, Any] = {
@@ -460,8 +461,26 @@ class ExprEvaluator(ParseState):
                 del kwargs[flag]
         if no_dep:
             kwargs["no_dep_args"] = no_dep
+        if "predicate" in kwargs:
+            self.check_predicate(kwargs["predicate"], kwargs.get("deps", ()), node)
         result = TupleType([sig.result_type, ScalarType(TASK_ID)])
         return wrap(self.function_call(sig, args, node, kwargs, result))
+
+    def check_predicate(self, predicate: Expr, deps: tuple, node: ast.Call) -> None:
+        where = next(kw.value for kw in node.keywords if kw.arg == "predicate")
+        problem = predicate_shape_error(predicate)
+        if problem is not None:
+            raise self.error(ParserTypeError, problem, where,
+                             hint="reduce a richer condition to one gate value in a prior kernel")
+        producer = unlisted_producer(predicate, deps, getattr(self, "blocks", ()))
+        if producer is not None:
+            tensor = predicate.lhs.args[0].name
+            raise self.error(
+                ParserTypeError,
+                f"predicate= reads {tensor!r}, produced by task {producer.name!r}, which is not in deps=",
+                where,
+                hint=f"add it: deps=[..., {producer.name}], so the dispatch-time read sees its result",
+            )
 
     def scope_attr_value(self, key: str, value: Any, node: ast.AST) -> Any:
         """A keyword value as a Scope / Call attribute (exprs, tuples, plain values)."""

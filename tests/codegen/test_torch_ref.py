@@ -375,3 +375,24 @@ def test_scalar_read_write_and_bool():
     assert x.tolist() == [[6, 2, 3], [4, 5, 6]] and flag is True
     assert m.dtype == torch.bool and m.tolist() == [[True, False, False], [False, True, True]]
     assert BOOL.to_torch() == torch.bool
+
+
+def test_on_core_array_reads_and_writes():
+    import plang as pl
+
+    fn = pl.parse("""
+import plang as pl
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def k(a: pl.Tensor[[1, 8], pl.INT32], out: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
+    arr = pl.array.create(8, pl.INT32)
+    for i in pl.range(8):
+        arr[i] = pl.tensor.read(a, [0, 7 - i]) * 2
+    for j in pl.range(8):
+        pl.tensor.write(out, [0, j], arr[j])
+    return out
+""")
+    a = torch.randint(-50, 50, (1, 8), dtype=torch.int32)
+    got = run(fn, a, out_dtype=torch.int32)
+    assert torch.equal(got, a.flip(-1) * 2)

@@ -301,6 +301,12 @@ def read(x: torch.Tensor, idx: Sequence[int]):
     return v.item()
 
 
+def array_update(arr: tuple, index, value) -> tuple:
+    """An on-core array (a tuple) with element `index` replaced by `value`."""
+    i = int(index)
+    return arr[:i] + (value,) + arr[i + 1:]
+
+
 def write(x: torch.Tensor, idx: Sequence[int], value) -> torch.Tensor:
     if len(idx) == 1 and x.dim() != 1:
         x.view(-1)[idx[0]] = value

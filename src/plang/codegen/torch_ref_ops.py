@@ -190,6 +190,10 @@ def _register() -> None:
         TABLE[f"system.{sync}"] = lambda a: "None"
     TABLE["system.available_cluster_count"] = lambda a: "rt.DEVICE.clusters"
     TABLE["system.available_aiv_count"] = lambda a: "rt.DEVICE.clusters * rt.DEVICE.aiv_per_cluster"
+    # on-core arrays are tuples; an element write builds the new tuple
+    TABLE["array.create"] = lambda a: f"(0,) * {a.raw('extent')}"
+    TABLE["array.get_element"] = lambda a: f"{a['array']}[int({a['index']})]"
+    TABLE["array.update_element"] = lambda a: f"rt.array_update({a['array']}, {a['index']}, {a['value']})"
 
 
 _register()

@@ -89,6 +89,38 @@ def test_propagated_extent_refolds_shapes_of_calls_and_variables():
     """, VERIFY)
 
 
+def test_propagated_extent_refolds_the_type_of_a_carried_value():
+    # the carried tile's type mentions `rows`; ops re-typed from it must not bring `rows` back
+    check_pass("simplify", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32],
+                     out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                rows: pl.Scalar[pl.INDEX] = 16
+                t0: pl.Tile[[rows, 64], pl.FP32] = pl.tile.load(a, [0, 0], [rows, 64])
+                for i, (acc,) in pl.range(1, 4, init_values=(t0,)):
+                    t: pl.Tile[[rows, 64], pl.FP32] = pl.tile.load(a, [i * 16, 0], [rows, 64])
+                    acc2: pl.Tile[[rows, 64], pl.FP32] = pl.tile.add(acc, t)
+                    total: pl.Tile[[rows, 64], pl.FP32] = pl.yield_(acc2)
+                out2: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(total, [0, 0], out)
+                return out2
+    """, """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32],
+                     out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                t0: pl.Tile[[16, 64], pl.FP32] = pl.tile.load(a, [0, 0], [16, 64])
+                for i, (acc,) in pl.range(1, 4, init_values=(t0,)):
+                    t: pl.Tile[[16, 64], pl.FP32] = pl.tile.load(a, [i * 16, 0], [16, 64])
+                    acc2: pl.Tile[[16, 64], pl.FP32] = pl.tile.add(acc, t)
+                    total: pl.Tile[[16, 64], pl.FP32] = pl.yield_(acc2)
+                out2: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(total, [0, 0], out)
+                return out2
+    """, VERIFY)
+
+
 def test_effects_inside_scopes_and_loops_are_kept_but_dead_temps_go():
     check_pass("simplify", """
         @pl.program

@@ -143,8 +143,8 @@ class Simplify(FunctionPass):
     def iter_args(self, args: tuple[IterArg, ...]) -> tuple[IterArg, ...]:
         out = []
         for a in args:
-            init = self.folder.expr(a.init)
-            new = a if init is a.init else IterArg(a.name, a.type, init, a.span)
+            init, t = self.folder.expr(a.init), self.folder.type(a.type)
+            new = a if init is a.init and t is a.type else IterArg(a.name, t, init, a.span)
             self.folder.mapping[a] = new
             out.append(new)
         return tuple(out)

@@ -61,3 +61,24 @@ def test_row_max_propagates_nan() -> None:
     out = torch.zeros(2, 1)
     k(x, out)
     assert out[0, 0] == x[0].max() and out[1, 0].isnan()
+
+
+def test_softmax_with_fused_reductions() -> None:
+    """load → row_max → row_expand_expdif → row_sum → row_expand_div → store: the row
+    reductions are computed in their producer's pass and the divide streams into the store."""
+    from plang.dtypes import FP32
+
+    def body(b, t):
+        tmp = b.let("tmp", make_call("tile.create", [[4, 200]], {"dtype": FP32}))
+        mx = b.let("mx", make_call("tile.row_max", [t[0], tmp]))
+        e = b.let("e", make_call("tile.row_expand_expdif", [t[0], mx]))
+        s = b.let("s", make_call("tile.row_sum", [e, tmp]))
+        return make_call("tile.row_expand_div", [e, s])
+
+    k = tile_kernel("softmax", [FP32], FP32, (6, 230), (4, 200), (1, 9), body, valid=(4, 150))
+    x = torch.randn(6, 230) * 5
+    out = torch.zeros(6, 230)
+    k(x, out)
+    want = torch.zeros(6, 230)
+    want[1:5, 9:159] = torch.softmax(x[1:5, 9:159], dim=-1)
+    torch.testing.assert_close(out, want, rtol=2e-6, atol=1e-7)

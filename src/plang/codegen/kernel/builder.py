@@ -107,7 +107,6 @@ class KernelBuilder:
         self.func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         self.entry = self.func.add_entry_block()
         self.args = list(self.entry.arguments)
-        self._buffers = 0
 
     # -- constants ----------------------------------------------------------------------
     def idx(self, value: int) -> ir.Value:
@@ -135,7 +134,6 @@ class KernelBuilder:
         t = ir.MemRefType.get([rows * pitch], mlir_type(dtype))
         with ir.InsertionPoint.at_block_begin(self.entry):
             buf = memref.alloca(t, [], [], alignment=ALIGN)
-        self._buffers += 1
         if valid is None:
             valid = (self.idx(rows), self.idx(cols))
         return TileBuf(buf, dtype, rows, cols, pitch, width, valid)
@@ -170,8 +168,3 @@ def _wrap_int(v: int, bits: int) -> int:
     """Two's-complement reinterpretation of `v` in `bits` (MLIR wants signed literals)."""
     v &= (1 << bits) - 1
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
-
-
-def int_dtype_signed(dtype: DataType) -> bool:
-    return dtype.signed and dtype is not BOOL
-

@@ -11,7 +11,7 @@ from ...dtypes import INDEX, DataType
 from .builder import SUPPORTED_DTYPES, KernelBuilder, TileBuf
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
 from .mlir import KernelCompileError, arith, ir, llvm, memref
-from .vectors import LazyTile, Operand, lazy_map, map_chunks, materialize
+from .vectors import LazyTile, Operand, lazy_map, materialize
 
 
 def unsupported(where: str, dtype: DataType) -> KernelCompileError:
@@ -55,6 +55,10 @@ class LowerContext:
         self.call: pir.Call | None = None
         self.dest: TileBuf | None = None
         self.defer = False  # the current call's result may stay lazy (single use, fusible)
+        # A row reduction of the current call's result to compute in the same pass:
+        # (reduction Assign, op name); its result lands in `prebound`.
+        self.fused_reduction: tuple[pir.Assign, str] | None = None
+        self.prebound: dict[pir.Assign, TileBuf] = {}
 
     # -- errors ---------------------------------------------------------------------------
     def where(self, op: str) -> str:
@@ -164,8 +168,26 @@ class LowerContext:
             rows, cols = tile_dims(t, self.where(self.call.op.name))
             return lazy_map(self.kb, rows, cols, t.dtype, self.valid_of(t), operands, fn, convert)
         out = self.result_tile()
-        map_chunks(self.kb, out, operands, fn, convert)
+        self.store_result(out, lazy_map(self.kb, out.rows, out.cols, out.dtype, out.valid, operands, fn,
+                                        convert))
         return out
+
+    def store_result(self, out: TileBuf, lazy: LazyTile) -> None:
+        """Compute `lazy` into `out`, with a pending fused row reduction of it if any."""
+        if self.fused_reduction is None:
+            materialize(self.kb, out, lazy)
+            return
+        from .lower_reduce import materialize_reducing
+
+        stmt, op = self.fused_reduction
+        saved = self.call
+        self.call = stmt.value
+        try:
+            red = self.result_tile()
+        finally:
+            self.call = saved
+        materialize_reducing(self.kb, out, lazy, op, red)
+        self.prebound[stmt] = red
 
     # -- launch context -------------------------------------------------------------------
     def context_field(self, index: int) -> ir.Value:

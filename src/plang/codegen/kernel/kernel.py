@@ -90,11 +90,6 @@ class Kernel:
             ctx.pipe_api = None if pipes is None else ctypes.pointer(_runtime_pipe_api())
         self.launch(args, ctx)
 
-    @property
-    def entry_address(self) -> int:
-        """Address of the packed entry point, for callers that invoke it without ctypes."""
-        return ctypes.cast(self._native.entry, ctypes.c_void_p).value
-
     def save(self, path: str) -> None:
         """Persist as a shared library at `path` plus `path + ".json"` (both atomic)."""
         if self._engine is not None:

@@ -96,11 +96,19 @@ def build_module(function: pir.Function) -> ir.Module:
     kb = KernelBuilder(function.name, arg_types)
     lc = LowerContext(kb, function, kb.args[-1])
     with ir.InsertionPoint(kb.entry):
+        dynamic_dims: dict[pir.Var, tuple[DdrTensor, int]] = {}
         for p, a, v in zip(function.params, sig.args, kb.args):
             if isinstance(a, TensorArg):
-                lc.bind(p, DdrTensor(v, p.type))
+                tensor = DdrTensor(v, p.type)
+                lc.bind(p, tensor)
+                for axis, d in enumerate(p.type.shape):
+                    if isinstance(d, pir.Var):
+                        dynamic_dims.setdefault(d, (tensor, axis))
             else:
                 lc.bind(p, (_narrow_abi_scalar(v, a.dtype), a.dtype))
+        for var, (tensor, axis) in dynamic_dims.items():  # a dynamic dim is read from its memref
+            if var not in function.params:
+                lc.bind(var, (tensor.dim(axis), INDEX))
         lower_stmt(lc, function.body)
     return kb.finish()
 
@@ -163,13 +171,18 @@ def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) 
     stmts = pir.flatten(s)
     hints = hints or {}
     deferred = _deferrable(stmts, hints)
+    fused = _fusible_reductions(stmts, hints, deferred)
     for st in stmts:
         if isinstance(st, pir.Assign):
+            if st in lc.prebound:
+                lc.bind(st.var, lc.prebound.pop(st))
+                continue
             lc.defer = st in deferred
+            lc.fused_reduction = fused.get(st)
             try:
                 lc.bind(st.var, _value_of(lc, st.value, hints.get(st)))
             finally:
-                lc.defer = False
+                lc.defer, lc.fused_reduction = False, None
         elif isinstance(st, pir.Eval):
             _value_of(lc, st.expr)
         elif isinstance(st, pir.For):
@@ -217,6 +230,28 @@ def _deferrable(stmts: list, hints: dict) -> set:
             direct = _direct_exprs(later)
             if direct is not None and st.var in uses(direct):
                 out.add(st)
+                break
+            if not _harmless(later, hints):
+                break
+    return out
+
+
+def _fusible_reductions(stmts: list, hints: dict, deferred: set) -> dict:
+    """Producer assignment -> (row reduction assignment, op) for a row reduction of a tile
+    that is computed into a buffer by a fusible op, with only non-writing assignments
+    between: the reduction is done in the producer's pass."""
+    out = {}
+    for i, st in enumerate(stmts):
+        if (not isinstance(st, pir.Assign) or st in deferred or not isinstance(st.value, pir.Call)
+                or isinstance(st.value.op, pir.GlobalVar) or st.value.op.name not in _FUSIBLE
+                or not isinstance(st.var.type, pir.TileType)):
+            continue
+        for later in stmts[i + 1:]:
+            v = getattr(later, "value", None)
+            if (isinstance(later, pir.Assign) and isinstance(v, pir.Call)
+                    and not isinstance(v.op, pir.GlobalVar) and later not in hints
+                    and v.op.name in lower_reduce.FUSIBLE_ROW_REDUCTIONS and v.args[0] is st.var):
+                out[st] = (later, v.op.name.split("_", 1)[1])
                 break
             if not _harmless(later, hints):
                 break

@@ -13,7 +13,7 @@ from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
 from .context import DdrTensor, LowerContext, tile_dims
 from .mlir import arith, ir, vector
-from .vectors import LazyTile, materialize, read_chunk, vtype
+from .vectors import LazyTile, read_chunk, vtype
 
 
 def _clip(kb: KernelBuilder, want: ir.Value, dim: ir.Value, off: ir.Value, cap: int) -> ir.Value:
@@ -76,7 +76,7 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     if lc.defer:
         return lazy
     out = lc.result_tile()
-    materialize(kb, out, lazy)
+    lc.store_result(out, lazy)
     return out
 
 

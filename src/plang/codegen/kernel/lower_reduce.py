@@ -10,12 +10,12 @@ extreme value.
 from __future__ import annotations
 
 from ...dtypes import INT32, DataType
-from .builder import TileBuf, compute_dtype
+from .builder import KernelBuilder, TileBuf, compute_dtype
 from .context import LowerContext, unsupported
 from .lower_elementwise import compare
 from .mlir import arith, ir, memref, scf, vector
 from .vector_math import splat
-from .vectors import load_chunk, to_compute, to_storage, vtype
+from .vectors import LazyTile, load_chunk, store_chunk, to_compute, to_storage, vtype
 
 _K = vector.CombiningKind
 
@@ -56,6 +56,30 @@ def _reduce_row(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:
             scf.yield_([combine(lcol.inner_iter_args[0], v)])
         s = vector.reduction(vt.element_type, kind, lcol.results[0])
         memref.store(to_storage(s, out.dtype), out.buf, [arith.muli(r, kb.idx(out.pitch))])
+
+
+def materialize_reducing(kb: KernelBuilder, out: TileBuf, lazy: LazyTile, op: str,
+                         red: TileBuf) -> None:
+    """Compute `lazy` into `out` and, in the same pass, its row `op` into `red` ([rows, 1])."""
+    cd = compute_dtype(out.dtype)
+    ident, combine, kind = _identity_and_kind(op, cd)
+    vt = vtype(out.width, cd)
+    init = splat(vt, ident)
+    with kb.loop(0, out.rows) as lr:
+        r = lr.induction_variable
+        base = arith.muli(r, kb.idx(out.pitch))
+        with kb.loop(0, out.pitch, out.width, [init]) as lcol:
+            c = lcol.induction_variable
+            v = lazy.chunk(r, c)
+            store_chunk(out, arith.addi(base, c), v)
+            keep = _lane_mask(out.width, arith.subi(out.valid[1], c))
+            v = arith.select(keep, to_compute(v, out.dtype), init)
+            scf.yield_([combine(lcol.inner_iter_args[0], v)])
+        s = vector.reduction(vt.element_type, kind, lcol.results[0])
+        memref.store(to_storage(s, red.dtype), red.buf, [arith.muli(r, kb.idx(red.pitch))])
+
+
+FUSIBLE_ROW_REDUCTIONS = ("tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod")
 
 
 def _reduce_col(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ... import ir as pir
-from ...dtypes import BOOL, FP32, INDEX, DataType
+from ...dtypes import BOOL, INDEX, DataType
 from .builder import compute_dtype, mlir_type
 from .mlir import arith, ir, math
 
@@ -128,7 +128,3 @@ def lower_scalar(lc: LowerContext, e: pir.Expr) -> tuple[ir.Value, DataType]:
         return lc.scalar_call(e)
     raise lc.error(f"scalar expression {type(e).__name__} is not supported in kernels")
 
-
-def float_scalar(lc: LowerContext, e: pir.Expr) -> ir.Value:
-    v, d = lower_scalar(lc, e)
-    return convert(v, d, FP32)

@@ -196,3 +196,57 @@ def test_split_region_named_crossings_and_lane_index():
                 r = self.k_aiv(a, b, out)
                 return r
     """)
+
+
+def test_each_crossing_gets_its_own_pipe_and_cube_frees_carry_the_split():
+    # two cube -> vector tiles use pipes 0 and 1 (so tiles of different sizes never share a
+    # ring); the cube frees both lanes' halves of the gathered tile, so its free names the split
+    hb = "pl.Tile[[32, 64], pl.BF16, pl.Mem.Vec]"
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:{CUBE_PROLOGUE}
+                d: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    hc: {HALF} = pl.tile.aiv_shard(c, mode=pl.SplitMode.UP_DOWN)
+                    hd: {HALF} = pl.tile.aiv_shard(d, mode=pl.SplitMode.UP_DOWN)
+                    e: {HALF} = pl.tile.add(hc, hd)
+                    eb: {hb} = pl.tile.cast(e, target_type=pl.BF16)
+                    g: {MAT} = pl.tile.aic_gather(eb, mode=pl.SplitMode.UP_DOWN)
+                gl: {LEFT} = pl.tile.move(g, {MEM}.Left)
+                f: {ACC} = pl.tile.matmul(gl, br, out_dtype=pl.FP32)
+                o = pl.tile.store(f, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k_aic(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:{CUBE_PROLOGUE}
+                d: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                pl.tile.tpush_to_aiv(c, split=1)
+                pl.tile.tpush_to_aiv(d, split=1, id=1)
+                g: {MAT} = pl.tile.tpop_from_aiv(shape=[64, 64], dtype=pl.BF16, split=1)
+                gl: {LEFT} = pl.tile.move(g, {MEM}.Left)
+                pl.tile.tfree_to_aiv(g, split=1)
+                f: {ACC} = pl.tile.matmul(gl, br, out_dtype=pl.FP32)
+                o = pl.tile.store(f, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def k_aiv(self, a: {B}, b: {B}, out: pl.Out[{T}]):
+                lane = pl.tile.get_subblock_idx()
+                hc: {HALF} = pl.tile.tpop_from_aic(shape=[32, 64], dtype=pl.FP32, split=1)
+                hd: {HALF} = pl.tile.tpop_from_aic(shape=[32, 64], dtype=pl.FP32, split=1, id=1)
+                e: {HALF} = pl.tile.add(hc, hd)
+                pl.tile.tfree_to_aic(hd, id=1)
+                pl.tile.tfree_to_aic(hc)
+                eb: {hb} = pl.tile.cast(e, target_type=pl.BF16)
+                pl.tile.tpush_to_aic(eb, split=1)
+
+            @pl.function(type=pl.FunctionType.Group)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                r = self.k_aic(a, b, out)
+                self.k_aiv(a, b, out)
+                return r
+    """)

@@ -168,6 +168,32 @@ def test_group_call_launches_aic_and_both_aiv_lanes():
     torch.testing.assert_close(out_t, x_t * 10 + 1)
 
 
+def test_group_returning_its_aiv_members_result_yields_the_output_argument():
+    # ExpandMixedKernel's Group returns what its AIV member returns: the Out parameter it was
+    # handed, so the orchestration's result is the caller's output tensor
+    vx, vo = Var("x", T4), Var("out", T4)
+    aic = kernel_fn("cube", [Var("x", T4), Var("out", T4)], [In, Out], FunctionType.AIC)
+    aiv = kernel_fn("vec", [vx, vo], [In, Out], FunctionType.AIV, returns=[1])
+    x, o, r = Var("x", T4), Var("out", T4), Var("vec_out", T4)
+    group = kernel_fn("grp", [x, o], [In, Out], FunctionType.Group,
+                      body=seq([Eval(call(aic, x, o)), Assign(r, call(aiv, x, o)), Return([r])]))
+    px, po, y = Var("x", T4), Var("out", T4), Var("y", T4)
+    orch = Function("orch", [px, po], [In, Out], [T4],
+                    seq([Assign(y, call(group, px, po)), Return([y])]), FunctionType.Orchestration)
+    gen = generate_orchestration(Program("p", [aic, aiv, group, orch]))
+
+    def vec(x, out, pipes, subblock_idx, block_idx, block_num):
+        out[2 * subblock_idx:2 * subblock_idx + 2] = x[2 * subblock_idx:2 * subblock_idx + 2] + 1
+
+    sig = [ParamSpec("x", FP32, (4, 4)), ParamSpec("out", FP32, (4, 4), Out)]
+    compiled = CompiledProgram("p", sig, gen.fn, {"cube": lambda *a, **k: None, "vec": vec})
+    x_t, out_t = torch.randn(4, 4), torch.zeros(4, 4)
+    with ChipWorker() as worker:
+        result = worker.run(compiled, x_t, out_t)
+    assert result is out_t
+    torch.testing.assert_close(out_t, x_t + 1)
+
+
 def test_kernel_returning_a_non_parameter_is_rejected():
     a, local = Var("a", T4), Var("local", T4)
     bad = Function("bad", [a], [In], [T4], Return([local]), FunctionType.InCore)

@@ -362,9 +362,7 @@ class _FunctionWriter:
 
     def result(self, callee: Function, args: list[str]) -> str:
         values = []
-        origins = _written_params(callee.body)
-        for value in _returned(callee.body):
-            value = origins.get(value, value)
+        for value in _returned_params(self.module.program, callee):
             if value not in callee.params:
                 raise self.fail(callee, f"kernel {callee.name!r} returns {getattr(value, 'name', value)!r}, "
                                 "which is not one of its parameters; outputs must be Out/InOut parameters")
@@ -384,9 +382,17 @@ def _calls(body: S.Stmt) -> list[E.Call]:
     return out
 
 
-def _written_params(body: S.Stmt) -> dict:
+def _returned_params(program: Program, fn: Function) -> list:
+    """What `fn` returns, each value traced back to the parameter whose buffer it is (a
+    value with no such parameter is returned as is)."""
+    origins = _written_params(program, fn.body)
+    return [origins.get(v, v) for v in _returned(fn.body)]
+
+
+def _written_params(program: Program, body: S.Stmt) -> dict:
     """Var -> the parameter whose buffer it is: results of in-place writes (`tile.store`
-    returns its output tensor), plain copies, and loop / branch results carrying one."""
+    returns its output tensor), of calls of program functions (a Group's AIV member returns
+    the output it was handed), plain copies, and loop / branch results carrying one."""
     origin: dict = {}
 
     def root(v):
@@ -398,7 +404,14 @@ def _written_params(body: S.Stmt) -> dict:
                 value = s.value
                 if isinstance(value, E.Var):
                     origin[s.var] = root(value)
-                elif isinstance(value, E.Call) and not isinstance(value.op, E.GlobalVar) and value.op.facts.writes:
+                elif isinstance(value, E.Call) and isinstance(value.op, E.GlobalVar):
+                    callee = program.get(value.op.name)
+                    returned = _returned_params(program, callee)
+                    if len(returned) == 1 and returned[0] in callee.params:
+                        target = value.args[callee.params.index(returned[0])]
+                        if isinstance(target, E.Var):
+                            origin[s.var] = root(target)
+                elif isinstance(value, E.Call) and value.op.facts.writes:
                     written = value.op.facts.writes[0]
                     names = [p.name for p in value.op.params]
                     index = names.index(written)

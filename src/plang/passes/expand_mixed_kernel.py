@@ -12,7 +12,9 @@ slot after its last use in that block (`tile.tfree_to_aic` / `tile.tfree_to_aiv`
 whose only cross-side use is a `tile.move` crosses at that move. The named crossings of a
 `split_aiv` region (`aiv_shard` / `aic_gather`) become a push / pop pair with the region's
 split code; the region itself becomes its body on the AIV side, with the lane index bound
-by `tile.get_subblock_idx()`.
+by `tile.get_subblock_idx()`. Each crossing has its own pipe: crossings in one direction are
+numbered in definition order (the `id` of the push / pop / free; 0, the default, is left out),
+so tiles of different sizes never share a pipe's slots.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from ..ir.types import TensorType, TileType, TupleType
 from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, stmt_side
 from .analysis.memory_effects import alias_roots
 from .analysis.var_rewrite import VarRewriter, block, with_block_bodies
-from .analysis.var_uses import expr_vars, stmt_exprs, walk_stmts
+from .analysis.var_uses import defined_vars, expr_vars, stmt_exprs, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -100,6 +102,15 @@ class _Analysis:
             if len(readers) == 1 and leaf_call(readers[0]).op.name == "tile.move":
                 self.at_use[readers[0]] = v
         self.cross_at_def = self.crossing - set(self.at_use.values())
+        named = {s.var: OTHER[RECEIVER[leaf_call(s).op.name]] for s in walk_stmts(fn.body)
+                 if isinstance(s, Assign) and leaf_call(s) is not None and leaf_call(s).op.name in EXPLICIT}
+        self.pipe_id: dict[Var, int] = {}
+        counts = {Side.CUBE: 0, Side.VECTOR: 0}
+        for v in defined_vars(fn.body):
+            producer = named.get(v) or (self.def_side[v] if v in self.crossing else None)
+            if producer is not None:
+                self.pipe_id[v] = counts[producer]
+                counts[producer] += 1
 
     def side_of(self, e: Expr) -> Side:
         return self.def_side.get(e, Side.BOTH) if isinstance(e, Var) else Side.BOTH
@@ -117,18 +128,29 @@ class _Projector(VarRewriter):
         super().__init__(fresh=True)
         self.info, self.side, self.aliases = info, side, aliases
         self.pops: list[Var] = []
+        self.free_kwargs: dict[Var, dict[str, Any]] = {}
 
     # -- pipe transfers ---------------------------------------------------------
-    def push(self, v: Var, split: int) -> Stmt:
-        return Eval(make_call(PUSH[self.side], [self.expr(v)], {"split": split}, v.span), v.span)
+    def pipe_kwargs(self, crossing: Var, **kwargs: Any) -> dict[str, Any]:
+        ident = self.info.pipe_id[crossing]
+        return {**kwargs, "id": ident} if ident else kwargs
+
+    def push(self, crossing: Var, split: int, value: Expr | None = None) -> Stmt:
+        """Push `value` (default: the crossing tile itself) on `crossing`'s pipe."""
+        value = crossing if value is None else value
+        return Eval(make_call(PUSH[self.side], [self.expr(value)], self.pipe_kwargs(crossing, split=split),
+                              crossing.span), crossing.span)
 
     def pop(self, v: Var, split: int) -> list[Stmt]:
         t: TileType = v.type
-        call = make_call(POP[self.side], [], {"shape": list(t.shape), "dtype": t.dtype,
-                                                       "split": split}, v.span)
+        call = make_call(POP[self.side], [], self.pipe_kwargs(v, shape=list(t.shape), dtype=t.dtype,
+                                                              split=split), v.span)
         popped = Var(v.name, call.type, v.span)
         self.mapping[v] = popped
         self.pops.append(popped)
+        # the cube frees both lanes' slots of a split pop, so its free carries the split too
+        free_split = {"split": split} if split and self.side is Side.CUBE else {}
+        self.free_kwargs[popped] = self.pipe_kwargs(v, **free_split)
         return [Assign(popped, call, v.span)]
 
     def transfer(self, v: Var, produced_here: bool, split: int = 0) -> list[Stmt]:
@@ -142,7 +164,7 @@ class _Projector(VarRewriter):
             out.extend(self.project(x))
         fresh_pops, self.pops = self.pops[start:], self.pops[:start]
         for p in fresh_pops:
-            _insert_free(out, p, FREE[self.side])
+            _insert_free(out, p, FREE[self.side], self.free_kwargs[p])
         return seq(out, s.span) if out else SeqStmts([], s.span)
 
     def project(self, s: Stmt) -> list[Stmt]:
@@ -190,7 +212,7 @@ class _Projector(VarRewriter):
         producer = Side.CUBE if shard else Side.VECTOR
         assert isinstance(s, Assign)
         if self.side is producer:
-            return [self.push(src, split)]
+            return [self.push(s.var, split, src)]
         return self.pop(s.var, split)
 
     def region(self, s: SplitAivScope) -> list[Stmt]:
@@ -253,7 +275,7 @@ def _drop_carried(s: For | While | If, keep: list[bool]) -> Stmt:
     return s.replace(iter_args=ias, return_vars=rvs, body=strip(s.body))
 
 
-def _insert_free(stmts: list[Stmt], popped: Var, op: str) -> None:
+def _insert_free(stmts: list[Stmt], popped: Var, op: str, kwargs: dict[str, Any]) -> None:
     """Free `popped`'s slot right after the last statement of `stmts` that reads it."""
     last = -1
     for i, s in enumerate(stmts):
@@ -261,7 +283,7 @@ def _insert_free(stmts: list[Stmt], popped: Var, op: str) -> None:
             last = i
     if last < 0 or isinstance(stmts[last], (Yield, Return)):
         return
-    stmts.insert(last + 1, Eval(make_call(op, [popped], span=popped.span), popped.span))
+    stmts.insert(last + 1, Eval(make_call(op, [popped], kwargs, popped.span), popped.span))
 
 
 def _kernel(fn: Function, name: str, side: Side, info: _Analysis, aliases: dict[Var, Var],

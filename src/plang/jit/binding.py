@@ -46,7 +46,8 @@ def bind(fname: str, specs: list[ParamSpec], dynamic: dict[str, dict[int, Any]],
     """Bind call arguments (or, with no tensor given at all, the annotations alone)."""
     names = [s.name for s in specs]
     if len(args) > len(specs):
-        raise TypeError(f"{fname}() takes {len(specs)} arguments ({', '.join(names)}), got {len(args)}")
+        plural = "argument" if len(specs) == 1 else "arguments"
+        raise TypeError(f"{fname}() takes {len(specs)} {plural} ({', '.join(names)}), got {len(args)}")
     values: dict[str, Any] = dict(zip(names, args))
     for k, v in kwargs.items():
         if k not in names:
@@ -59,7 +60,8 @@ def bind(fname: str, specs: list[ParamSpec], dynamic: dict[str, dict[int, Any]],
     scalars: dict[str, Any] = {}
     dyn_values: dict[str, int] = {}
     for spec in specs:
-        if spec.name not in values and spec.default is None and not (signature_mode and spec.kind == "tensor"):
+        from_signature = signature_mode and spec.kind == "tensor"
+        if spec.name not in values and spec.default is None and not from_signature:
             raise TypeError(f"{fname}() missing argument {spec.name!r}")
         value = values.get(spec.name, spec.default)
         if spec.kind == "scalar":

@@ -53,18 +53,18 @@ def build_compiled_program(program: Program | None, lowered: Program, config, en
     device = config.resolved_device()
     with ThreadPoolExecutor(max_workers=min(4, max(1, len(core)))) as pool:
         natives = list(pool.map(lambda f: compile_kernel(f, device), core))
-    kernels = {k.name: LaunchableKernel(k) for k in natives}
+    kernels = {k.name: LaunchableKernel(k, device.aiv_per_cluster) for k in natives}
     orch = generate_orchestration(lowered, entry)
     compiled = CompiledProgram(entry, _signature(lowered.get(entry)), orch.fn, kernels, orch.source,
                                program)
     compiled.lowered = lowered
     compiled.mlir = {k.name: k.mlir_text for k in natives}
     if key is not None:
-        _save(compiled, natives, key)
+        _save(compiled, natives, key, device.aiv_per_cluster)
     return compiled
 
 
-def _save(compiled, natives, key: tuple) -> None:
+def _save(compiled, natives, key: tuple, aiv_lanes: int) -> None:
     from . import disk_cache
 
     def write(folder: Path) -> dict:
@@ -74,6 +74,7 @@ def _save(compiled, natives, key: tuple) -> None:
             "entry": compiled.name,
             "orchestration": compiled.source,
             "kernels": [k.name for k in natives],
+            "aiv_lanes": aiv_lanes,
             "signature": [[p.name, p.dtype.name, None if p.shape is None else list(p.shape),
                            p.direction.value] for p in compiled.signature],
         }
@@ -101,9 +102,9 @@ def _restore(folder: Path, meta: dict):
         path = str(folder / name)
         if not os.path.exists(path):
             return None
-        kernels[name] = LaunchableKernel(load_kernel(path))
-    signature = [ParamSpec(n, DataType.from_name(d), None if s is None else tuple(s), ParamDirection(direction))
-                 for n, d, s, direction in meta["signature"]]
+        kernels[name] = LaunchableKernel(load_kernel(path), meta["aiv_lanes"])
+    signature = [ParamSpec(n, DataType.from_name(d), None if s is None else tuple(s),
+                           ParamDirection(direction)) for n, d, s, direction in meta["signature"]]
     compiled = CompiledProgram(meta["entry"], signature, namespace[meta["entry"]], kernels,
                                meta["orchestration"], None)
     compiled.lowered = None

@@ -17,14 +17,8 @@ if TYPE_CHECKING:
 
 
 def live_value(fn: JITFunction, name: str) -> Any:
-    """The current value of a global / closure name of `fn` (not the snapshot)."""
-    func = fn.source.func
-    if func.__closure__ and name in func.__code__.co_freevars:
-        try:
-            return func.__closure__[func.__code__.co_freevars.index(name)].cell_contents
-        except ValueError:
-            return None
-    return func.__globals__.get(name)
+    """The current value of a global / closure name of `fn`."""
+    return fn.source.namespace.get(name)
 
 
 def constant_names(entry: JITFunction) -> list[tuple[JITFunction, str]]:

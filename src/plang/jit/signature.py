@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection, TensorLayout
@@ -58,7 +58,7 @@ class ParamSpec:
         return self.kind == "scalar" or (self.dims is not None and self.dtype is not None)
 
 
-def read_params(fdef: ast.FunctionDef, namespace: dict[str, Any], filename: str,
+def read_params(fdef: ast.FunctionDef, namespace: Mapping[str, Any], filename: str,
                 line_offset: int) -> list[ParamSpec]:
     """ParamSpecs for every parameter of `fdef` (`self` excluded)."""
     specs: list[ParamSpec] = []
@@ -76,12 +76,12 @@ def read_params(fdef: ast.FunctionDef, namespace: dict[str, Any], filename: str,
     return specs
 
 
-def _read(name: str, node: ast.expr, ns: dict[str, Any], filename: str, line: int,
+def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line: int,
           default: Any) -> ParamSpec:
     direction = ParamDirection.In
     head = _dotted(node.value if isinstance(node, ast.Subscript) else node)
     if isinstance(node, ast.Subscript) and head in ("pl.Out", "pl.InOut", "Out", "InOut"):
-        direction = ParamDirection.Out if head.endswith("Out") and not head.endswith("InOut") else ParamDirection.InOut
+        direction = ParamDirection.InOut if head.endswith("InOut") else ParamDirection.Out
         node = node.slice
         head = _dotted(node.value if isinstance(node, ast.Subscript) else node)
     kind = head.rsplit(".", 1)[-1]
@@ -110,7 +110,7 @@ def _dotted(node: ast.expr) -> str:
     return ""
 
 
-def _eval(node: ast.expr, ns: dict[str, Any]) -> Any:
+def _eval(node: ast.expr, ns: Mapping[str, Any]) -> Any:
     import plang
 
     code = compile(ast.Expression(node), "<annotation>", "eval")

@@ -7,7 +7,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..dtypes import DataType
 from .signature import ParamSpec, is_dynvar, read_params
@@ -20,7 +20,7 @@ class FunctionSource:
     first_line: int  # 1-based line of the first source line (decorator) in the file
     lines: list[str]  # dedented source lines
     fdef: ast.FunctionDef
-    namespace: dict[str, Any]
+    namespace: LiveNamespace
     params: list[ParamSpec]
     bound_dynamic: dict[str, dict[int, Any]] = field(default_factory=dict)
     body_dynvars: dict[str, str] = field(default_factory=dict)  # local name -> DynVar name
@@ -35,6 +35,31 @@ class FunctionSource:
         return self.first_line + rel_line - 1
 
 
+class LiveNamespace(Mapping[str, Any]):
+    """The names a function body sees (closure cells, then globals), read at lookup time so a
+    rebound global or closure variable is seen by the next specialization."""
+
+    def __init__(self, func: Callable) -> None:
+        self._globals = func.__globals__
+        self._cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+
+    def __getitem__(self, name: str) -> Any:
+        cell = self._cells.get(name)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                raise KeyError(name) from None
+        return self._globals[name]
+
+    def __iter__(self):
+        yield from self._cells
+        yield from (k for k in self._globals if k not in self._cells)
+
+    def __len__(self) -> int:
+        return len(self._globals) + len(self._cells)
+
+
 def read_source(func: Callable) -> FunctionSource:
     import hashlib
 
@@ -45,13 +70,7 @@ def read_source(func: Callable) -> FunctionSource:
     text = textwrap.dedent("".join(raw))
     module = ast.parse(text)
     fdef = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    namespace = dict(func.__globals__)
-    if func.__closure__:
-        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-            try:
-                namespace[name] = cell.cell_contents
-            except ValueError:
-                pass
+    namespace = LiveNamespace(func)
     filename = inspect.getsourcefile(func) or "<unknown>"
     src = FunctionSource(func, filename, first, text.splitlines(), fdef, namespace,
                          read_params(fdef, namespace, filename, first - 1),

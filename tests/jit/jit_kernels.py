@@ -1,0 +1,49 @@
+"""@pl.jit kernels shared by the JIT tests (module-level so their source is inspectable)."""
+
+import plang as pl
+
+M = pl.dynamic("M")
+SCALE = 2.0
+
+
+@pl.jit.incore
+def add_tile(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    ta = pl.load(a, [0, 0], [32, 64])
+    tb = pl.load(b, [0, 0], [32, 64])
+    c = pl.store(pl.add(ta, tb), [0, 0], c)
+    return c
+
+
+@pl.jit
+def add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = add_tile(a, b, c)
+    return c
+
+
+@pl.jit.incore
+def scale_rows(x: pl.Tensor[[M, 64], pl.FP32], y: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
+    for i in pl.range(M // 16):
+        t = pl.load(x, [i * 16, 0], [16, 64])
+        y = pl.store(pl.mul(t, SCALE), [i * 16, 0], y)
+    return y
+
+
+@pl.jit
+def scale(x: pl.Tensor[[M, 64], pl.FP32], y: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
+    y = scale_rows(x, y)
+    return y
+
+
+@pl.jit.incore
+def add_scalar_tile(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+                    k: pl.Scalar[pl.FP32]):
+    t = pl.load(x, [0, 0], [16, 64])
+    y = pl.store(pl.add(t, k), [0, 0], y)
+    return y
+
+
+@pl.jit
+def add_scalar(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+               k: pl.Scalar[pl.FP32]):
+    y = add_scalar_tile(x, y, k)
+    return y

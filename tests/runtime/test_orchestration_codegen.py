@@ -194,6 +194,28 @@ def test_group_returning_its_aiv_members_result_yields_the_output_argument():
     torch.testing.assert_close(out_t, x_t + 1)
 
 
+def test_external_kernel_returns_its_output_argument():
+    # an external_source= kernel has no body to trace; its result is its Out parameter
+    ext = kernel_fn("ext", [Var("x", T4), Var("out", T4)], [In, Out], FunctionType.AIV,
+                    attrs={"external_source": "ext.cpp"}, body=seq([]))
+    ext = ext.replace(return_types=(T4,))
+    a, b, o = Var("a", T4), Var("b", T4), Var("out", T4)
+    add = kernel_fn("add", [a, b, o], [In, In, Out], returns=[2])
+    px, po, tmp, t1, y = Var("x", T4), Var("out", T4), Var("tmp", T4), Var("t1", T4), Var("y", T4)
+    orch = Function("orch", [px, po], [In, Out], [T4], seq([
+        Assign(tmp, make_call("tensor.create", [[4, 4]], {"dtype": FP32})),
+        Assign(t1, call(ext, px, tmp)),
+        Assign(y, call(add, px, t1, po)),
+        Return([y])]), FunctionType.Orchestration)
+    gen = generate_orchestration(Program("p", [ext, add, orch]))
+    kernels = {"ext": lambda x, out: out.copy_(2 * x), "add": lambda a, b, out: torch.add(a, b, out=out)}
+    sig = [ParamSpec("x", FP32, (4, 4)), ParamSpec("out", FP32, (4, 4), Out)]
+    x_t, out_t = torch.randn(4, 4), torch.zeros(4, 4)
+    with ChipWorker() as worker:
+        worker.run(CompiledProgram("p", sig, gen.fn, kernels), x_t, out_t)
+    torch.testing.assert_close(out_t, 3 * x_t)
+
+
 def test_kernel_returning_a_non_parameter_is_rejected():
     a, local = Var("a", T4), Var("local", T4)
     bad = Function("bad", [a], [In], [T4], Return([local]), FunctionType.InCore)

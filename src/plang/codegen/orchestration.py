@@ -384,7 +384,15 @@ def _calls(body: S.Stmt) -> list[E.Call]:
 
 def _returned_params(program: Program, fn: Function) -> list:
     """What `fn` returns, each value traced back to the parameter whose buffer it is (a
-    value with no such parameter is returned as is)."""
+    value with no such parameter is returned as is). An `external_source=` kernel has no
+    body: it returns its Out / InOut parameters, in order."""
+    if "external_source" in fn.attrs:
+        outputs = [p for p, d in zip(fn.params, fn.param_directions) if d is not ParamDirection.In]
+        if len(outputs) < len(fn.return_types):
+            raise OrchestrationCodegenError(
+                f"external kernel {fn.name!r} returns {len(fn.return_types)} values but has "
+                f"{len(outputs)} Out/InOut parameters; it returns its outputs, in order")
+        return outputs[:len(fn.return_types)]
     origins = _written_params(program, fn.body)
     return [origins.get(v, v) for v in _returned(fn.body)]
 

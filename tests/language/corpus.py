@@ -152,6 +152,15 @@ CORPUS: list[tuple[str, str]] = [
     ("split_aiv_modes", orch("for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):\n    o = lane * 32\n"
                              "for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):\n    o = lane * 16\n"
                              "for _ in pl.split_aiv(2, mode=pl.SplitMode.NONE):\n    c = pl.add(a, b)")),
+    ("split_aiv_crossings", orch(
+        "with pl.at(level=pl.Level.CORE_GROUP):\n"
+        "    ta = pl.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)\n    mm = pl.matmul(ta, ta)\n"
+        "    for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):\n"
+        "        v = pl.exp(pl.aiv_shard(mm))\n        g = pl.aic_gather(v)\n"
+        "    for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):\n        w = pl.aiv_shard(mm)\n"
+        "    for _ in pl.split_aiv(2, mode=pl.SplitMode.NONE):\n        u = pl.aiv_shard(mm)\n"
+        "c = pl.tensor.add(a, b)\nfor lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):\n"
+        "    h = pl.tensor.aiv_shard(c)")),
     ("cross_function_calls", orch("t = self.k(a, b, out)\nout = self.k(t, b, out)")),
     ("tile_full_create", kernel("z = pl.tile.full([16, 64], pl.FP32, 0.0)\nf = pl.full([16, 64], pl.FP16, 1.5)\n"
                                 "c = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Vec)\n"

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..dtypes import FP32, INDEX, DataType
-from .enums import ForKind, FunctionType, Level, ParamDirection, ScopeKind, ScopeMode, TensorLayout
+from .enums import ForKind, FunctionType, Level, ParamDirection, ScopeKind, ScopeMode, SplitMode, TensorLayout
 from .expr import (
     BINARY_OPS,
     Add,
@@ -84,6 +84,7 @@ _LOOP_HEADS = {ForKind.Sequential: "pl.range", ForKind.Parallel: "pl.parallel",
                ForKind.Unroll: "pl.unroll", ForKind.Pipeline: "pl.pipeline"}
 _DECORATOR_FLAGS = (("auto_scope", True), ("strict_ssa", False))  # (attr key, default)
 _INDENT = "    "
+_REGION_MODE_OPS = ("aiv_shard", "aic_gather")  # their `mode` is the enclosing split_aiv region's
 _NOT_IDENT = re.compile(r"\W")
 
 
@@ -148,6 +149,7 @@ class _Printer:
         self.local = _Namer(set())
         self.in_function = False
         self.yield_targets: list[tuple[Var, ...]] = []
+        self.split_modes: list[SplitMode] = []  # modes of the enclosing split_aiv regions
 
     # ---------------------------------------------------------------- module level
 
@@ -357,6 +359,9 @@ class _Printer:
                     break
         else:
             callee = op.spelling
+            if op.short_name in _REGION_MODE_OPS and self.split_modes \
+                    and kwargs.get("mode", SplitMode.NONE) is self.split_modes[-1]:
+                kwargs.pop("mode", None)  # inherited from the region, as the DSL writes it
             args = self._op_args(op, args, kwargs)
         args += [f"{k}={self.value(v)}" for k, v in kwargs.items()]
         return f"{callee}({', '.join(args)})", _ATOM
@@ -540,7 +545,9 @@ class _Printer:
 
     def _split_aiv(self, s: SplitAivScope) -> None:
         mode = self.value(s.mode)
+        self.split_modes.append(s.mode)
         self.block(f"for {self.define(s.lane_var)} in pl.split_aiv(2, mode={mode})", s.body)
+        self.split_modes.pop()
 
     def _seq(self, s: SeqStmts) -> None:
         self.body(s, allow_empty=True)

@@ -10,8 +10,9 @@ import operator
 from typing import Any, Callable, Sequence
 
 from ..dtypes import BOOL, FP32, INDEX, DataType
-from ..errors import EagerCallError, ParserNameError, ParserTypeError
+from ..errors import EagerCallError, ParserNameError, ParserSyntaxError, ParserTypeError
 from ..ir import expr as E
+from ..ir.enums import SplitMode
 from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
 from ..ir.span import NO_SPAN, Span
 from ..ir.types import ScalarType, TensorType, TileType
@@ -21,10 +22,12 @@ _ACTIVE: list[Any] = []
 
 
 class ParseState:
-    """What wrappers read from the parser: the current span and the function kind."""
+    """What wrappers read from the parser: the current span, the function kind and the
+    mode of the innermost `pl.split_aiv` region being parsed (None outside every region)."""
 
     span: Span = NO_SPAN
     in_core_function: bool = False
+    split_mode: SplitMode | None = None
 
 
 def push_state(state: ParseState) -> None:
@@ -70,11 +73,37 @@ def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue:
         if p.kind == "attr":
             args[i] = _normalize_attr(args[i])
     kwargs = {k: (_normalize_attr(v) if _is_attr(op, k) else v) for k, v in kwargs.items()}
+    if name in SPLIT_CROSSINGS:
+        kwargs = _with_region_mode(state, op.short_name, kwargs)
     try:
         call = make_call(op, args, kwargs, state.span)
     except (OpTypeError, OpValueError) as e:
         raise ParserTypeError(str(e)) from None
     return wrap(call)
+
+
+SPLIT_CROSSINGS = frozenset({"tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"})
+"""Ops whose split mode is inherited from the enclosing `pl.split_aiv` region."""
+
+
+def _with_region_mode(state: ParseState, short: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`pl.aiv_shard(x)` / `pl.aic_gather(x)`: the enclosing region's mode as the `mode` attr
+    (an explicit `mode=` is accepted only when it repeats the region's)."""
+    if state.split_mode is None:
+        raise ParserSyntaxError(
+            f"pl.{short} is only valid inside a `for lane in pl.split_aiv(2, mode=...)` region: it names "
+            "a crossing between the cube and the vector lanes and takes the region's split mode",
+            hint="open a region with `for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):` "
+            "(or LEFT_RIGHT / NONE) around the vector code that reads or produces this value",
+        )
+    given = kwargs.get("mode", state.split_mode)
+    if given is not state.split_mode:
+        raise ParserSyntaxError(
+            f"pl.{short} takes its split mode from the enclosing pl.split_aiv region "
+            f"({state.split_mode.name}), but mode={given!r} was passed",
+            hint=f"write pl.{short}(x) and let the region decide the mode",
+        )
+    return {**kwargs, "mode": state.split_mode}
 
 
 def _is_attr(op: Any, name: str) -> bool:

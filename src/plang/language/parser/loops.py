@@ -311,7 +311,11 @@ class LoopParser(StatementParser):
             )
         lane = self._loop_index(node.target, "pl.split_aiv")
         lane_var = Var(lane.id, ScalarType(INDEX), self.src.span(lane))
-        body, slot, _ = self.loop_body(node, lane, [], None, lane_var)
+        outer_mode, self.split_mode = self.split_mode, mode
+        try:
+            body, slot, _ = self.loop_body(node, lane, [], None, lane_var)
+        finally:
+            self.split_mode = outer_mode
         if slot.node is not None:
             raise self.error(ParserSyntaxError, "pl.yield_ is not valid in a pl.split_aiv body", slot.node)
         self.emit(SplitAivScope(mode, lane_var, body, self.src.span(node)))

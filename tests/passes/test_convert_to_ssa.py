@@ -182,6 +182,38 @@ def test_while_loop_carries_names_read_by_its_condition():
     """, SSA)
 
 
+def test_a_type_names_the_current_binding_of_its_dynamic_extent():
+    # as UnrollLoops leaves an unrolled body: `rows` and `t` bound twice, t's type mentions rows
+    tile = "pl.Tile[[16, 64], pl.FP32, pl.TileView(valid_shape=[{}, 64])]"
+    check_pass("convert_to_ssa", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+                     out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                rows: pl.Scalar[pl.INDEX] = pl.min(n, 16)
+                t: {tile.format("rows")} = pl.tile.load(a, [0, 0], [16, 64], valid_shape=[rows, 64])
+                out = pl.tile.store(t, [0, 0], out)
+                rows = pl.min(n - 16, 16)
+                t = pl.tile.load(a, [16, 0], [16, 64], valid_shape=[rows, 64])
+                out = pl.tile.store(t, [16, 0], out)
+                return out
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+                     out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                rows: pl.Scalar[pl.INDEX] = pl.min(n, 16)
+                t: {tile.format("rows")} = pl.tile.load(a, [0, 0], [16, 64], valid_shape=[rows, 64])
+                out1: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t, [0, 0], out)
+                rows1: pl.Scalar[pl.INDEX] = pl.min(n - 16, 16)
+                t1: {tile.format("rows1")} = pl.tile.load(a, [16, 0], [16, 64], valid_shape=[rows1, 64])
+                out2: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t1, [16, 0], out1)
+                return out2
+    """, SSA)
+
+
 def test_ssa_input_is_unchanged():
     prog = parse("""
         @pl.program

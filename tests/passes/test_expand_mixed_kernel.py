@@ -250,3 +250,24 @@ def test_each_crossing_gets_its_own_pipe_and_cube_frees_carry_the_split():
                 self.k_aiv(a, b, out)
                 return r
     """)
+
+
+def test_types_follow_the_fresh_vars_they_mention():
+    # the valid extent `rows` is re-bound in the kernel; the tile types must name the new Var
+    DYN = "pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[rows, 64])]"
+    kernel = f"""
+            def k(self, x: {T}, n: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:
+                rows: pl.Scalar[pl.INDEX] = pl.min(n, 16)
+                xt: {DYN} = pl.tile.load(x, [0, 0], [16, 64], valid_shape=[rows, 64], {MEM}.Vec)
+                y: {DYN} = pl.tile.exp(xt)
+                o = pl.tile.store(y, [0, 0], out)
+                return o"""
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore){kernel}
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIV){kernel}
+    """, ("MixedKernelExpanded", "TypeCheck", "UseAfterDef"))

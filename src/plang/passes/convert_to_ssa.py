@@ -77,8 +77,11 @@ class _Converter:
         return self.rewriter.value(value)
 
     def bind(self, v: Var) -> Var:
-        """The Var a binding of `v` defines: `v` itself the first time, a fresh one after."""
-        new = v if v not in self.bound else Var(v.name, v.type, v.span)
+        """The Var a binding of `v` defines: `v` itself the first time, a fresh one after (or
+        when its type mentions a re-bound name: a dynamic extent names the current binding)."""
+        self.rewriter.mapping = self.env
+        t = self.rewriter.type(v.type)
+        new = v if v not in self.bound and t is v.type else Var(v.name, t, v.span)
         self.bound.add(new)
         self.env[v] = new
         return new

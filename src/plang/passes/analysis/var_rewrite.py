@@ -3,7 +3,9 @@
 `VarRewriter(mapping).stmt(s)` replaces each use of a mapped Var; with `fresh=True` each
 Var bound inside `s` is replaced by a new Var of the same name and type (and its uses
 follow), which is how a body is cloned (pipeline stages, outlined functions, AIC/AIV
-halves) without two definitions sharing one Var. Unchanged nodes are shared.
+halves) without two definitions sharing one Var. Types follow too: a shape or valid shape
+that mentions a replaced Var (a dynamic extent) names its replacement. Unchanged nodes are
+shared.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ...ir.stmt import (
     Yield,
     flatten,
 )
+from ...ir.types import ShapedType, TileType, TupleType, Type
 
 
 class VarRewriter:
@@ -39,10 +42,8 @@ class VarRewriter:
             return self.mapping.get(e, e)
         changes = {}
         for name in e._fields:
-            if name == "type":
-                continue
             old = getattr(e, name)
-            new = self.value(old)
+            new = self.type(old) if name == "type" else self.value(old)
             if new is not old:
                 changes[name] = new
         return e.replace(**changes) if changes else e
@@ -58,28 +59,45 @@ class VarRewriter:
             return v if all(new[k] is x for k, x in v.items()) else freeze_attrs(new)
         return v
 
+    def type(self, t: Type) -> Type:
+        """`t` with the mapped Vars in its shape and valid shape substituted."""
+        if isinstance(t, TupleType):
+            types = tuple(self.type(x) for x in t.types)
+            return t if all(a is b for a, b in zip(types, t.types)) else TupleType(types)
+        if not isinstance(t, ShapedType) or not self.mapping:
+            return t
+        changes = {"shape": self.value(t.shape)}
+        if isinstance(t, TileType) and t.valid_shape is not None:
+            changes["valid_shape"] = self.value(t.valid_shape)
+        if all(new is getattr(t, name) for name, new in changes.items()):
+            return t
+        return t.replace(**changes)
+
     # -- bindings ---------------------------------------------------------------
     def bind(self, v: Var) -> Var:
         """The Var a definition of `v` binds in the rewritten code."""
-        if not self.fresh:
-            mapped = self.mapping.get(v)
-            return mapped if isinstance(mapped, Var) else v
-        new = Var(v.name, v.type, v.span)
+        mapped = self.mapping.get(v)
+        if not self.fresh and isinstance(mapped, Var):
+            return mapped
+        t = self.type(v.type)
+        if not self.fresh and t is v.type:
+            return v
+        new = Var(v.name, t, v.span)
         self.mapping[v] = new
         return new
 
     def bind_iter_arg(self, a: IterArg) -> IterArg:
-        init = self.expr(a.init)
+        init, t = self.expr(a.init), self.type(a.type)
         if self.fresh:
-            new = IterArg(a.name, a.type, init, a.span)
+            new = IterArg(a.name, t, init, a.span)
             self.mapping[a] = new
             return new
         mapped = self.mapping.get(a)
         if isinstance(mapped, IterArg):
             return mapped if mapped.init is init else mapped.replace(init=init)
-        if init is a.init:
+        if init is a.init and t is a.type:
             return a
-        new = a.replace(init=init)
+        new = a.replace(init=init, type=t)
         self.mapping[a] = new
         return new
 

@@ -53,6 +53,13 @@ def adapter_library() -> ctypes.CDLL:
             lib.plang_adapter_bind(rt["plang_pipeset_get"], rt["plang_pipe_push"], rt["plang_pipe_pop"],
                                    rt["plang_pipe_free"], rt["plang_pipeset_fail"])
             lib.pipe_api = ctypes.pointer(PipeApi.in_dll(lib, "plang_adapter_api"))
+            # begin / end run on every launch and never block: call them without releasing
+            # the GIL (a release + re-acquire per call lets a woken thread steal the GIL).
+            held = ctypes.PyDLL(lib._name)
+            for name in ("plang_adapter_begin", "plang_adapter_end"):
+                fn = getattr(held, name)
+                fn.restype, fn.argtypes = _SIGNATURES[name]
+                setattr(lib, name + "_held", fn)
             _lib = lib
         return _lib
 
@@ -79,7 +86,7 @@ class _ThreadLaunch:
             raise MemoryError("could not allocate a pipe adapter state")
         weakref.finalize(self, lib.plang_adapter_delete, self.state)
         self.ctx = LaunchContext(0, 1, 0, lanes, self.state, lib.pipe_api)
-        self.begin, self.end = lib.plang_adapter_begin, lib.plang_adapter_end
+        self.begin, self.end = lib.plang_adapter_begin_held, lib.plang_adapter_end_held
 
 
 class LaunchableKernel:

@@ -12,6 +12,10 @@ non-NoDep tensor argument) plus explicit ``deps=``. Launch protocol, by task kin
   ``fn(*args, pipes=<PipeSet>, subblock_idx=lane, block_idx=i, block_num=n)``; the members
   of one Group instance share a fresh `PipeSet`.
 
+A host thread blocked in `wait()` while every core thread sleeps runs ready work itself (lane
+``host`` in profiles) rather than paying a thread hand-off: a one-kernel call then costs no
+wake-up, and no more than `workers` kernels ever run at once.
+
 A predicate is evaluated when the task's dependencies are met; false retires the task
 without running it (dependents are still released). A failing kernel (or a pipe timeout)
 fails its task; its dependents, and any later task that depends on them, never run, and
@@ -36,6 +40,7 @@ from .tensor_map import OverlapMap, footprint
 PENDING, QUEUED, DONE, FAILED, CANCELLED = range(5)
 IN, NO_DEP = ParamDirection.In, ParamDirection.NoDep
 _DISPATCH = -1  # block index of a work item that has not been dispatched yet
+HOST_LANE = "host"  # profile lane of work the waiting host thread runs while every core is idle
 
 
 class TaskError(RuntimeError):
@@ -216,6 +221,8 @@ class Scheduler:
             raise ValueError(f"{name}: SPMD block count must be a positive int, got {blocks!r}")
         if directions is not None and len(directions) != len(args):
             raise ValueError(f"{name}: {len(args)} arguments but {len(directions)} directions")
+        if self._ready and self._idle:  # an earlier submission's task still waits for a core
+            self._kick()
         task = Task(next(self._ids), name, fn, args, members, predicate, blocks, sync_start,
                     allow_early_resolve)
         before: set[Task] = set()
@@ -279,12 +286,26 @@ class Scheduler:
         """Block until every submitted task has retired; raise `TaskError` for the first
         failure (the graph is then reset so the scheduler can be reused)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        ready = self._ready
+        while self._outstanding:
+            item = None
+            if ready and self._idle == self.workers:  # every core sleeps: run ready work here
+                try:
+                    item = ready.popleft()
+                except IndexError:  # a core took it meanwhile
+                    pass
+            if item is None:
+                self._kick()
+                with self._settled:
+                    if self._outstanding:  # the cores drain whatever is queued
+                        left = None if deadline is None else deadline - time.monotonic()
+                        if left is not None and left <= 0:
+                            raise TimeoutError(f"{self._outstanding} tasks still running after {timeout} s")
+                        self._settled.wait(left)
+                continue
+            while item is not None:
+                item = self._run_item(item[0], item[1], HOST_LANE)
         with self._settled:
-            while self._outstanding:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TimeoutError(f"{self._outstanding} tasks still running after {timeout} s")
-                self._settled.wait(left)
             failed, self._failed = self._failed, []
         if failed:
             self._overlap.clear()
@@ -299,6 +320,7 @@ class Scheduler:
         if where is None:
             return
         writers = list(self._overlap.writers_of(where))
+        self._kick()
         with self._settled:
             self._watchers += 1
             try:
@@ -323,13 +345,23 @@ class Scheduler:
             thread.start()
 
     def _push(self, task: Task) -> None:
+        """Queue a task made ready by submission. A task queued into an empty queue does not
+        wake a core: the host's next submission or its `wait()` does (see `_kick`), or
+        `wait()` runs it on the host thread, saving a hand-off for one-kernel calls."""
         ready = self._ready
         ready.append((task, _DISPATCH))
         # Wake a sleeper only while the queue is shorter than the sleepers; an already
         # woken worker drains everything queued behind its item.
-        if self._idle and len(ready) <= self._idle:
+        queued = len(ready)
+        if queued > 1 and self._idle and queued - 1 <= self._idle:
             with self._wake:
-                self._wake.notify()
+                self._wake.notify(2 if queued == 2 else 1)
+
+    def _kick(self) -> None:
+        """Wake sleeping cores for queued work the host will not run itself."""
+        if self._ready and self._idle:
+            with self._wake:
+                self._wake.notify(len(self._ready))
 
     def _worker_loop(self, lane: str) -> None:
         ready = self._ready

@@ -396,3 +396,27 @@ def k(a: pl.Tensor[[1, 8], pl.INT32], out: pl.Out[pl.Tensor[[1, 8], pl.INT32]]):
     a = torch.randint(-50, 50, (1, 8), dtype=torch.int32)
     got = run(fn, a, out_dtype=torch.int32)
     assert torch.equal(got, a.flip(-1) * 2)
+
+
+def test_submit_yields_results_and_a_task_id():
+    import plang as pl
+
+    prog = pl.parse("""
+import plang as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def square(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+        out = pl.assemble(out, pl.mul(x, x), [0, 0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+        with pl.manual_scope():
+            out, t = pl.submit(self.square, x, out)
+        return out
+""")
+    x = rand(4, 8)
+    assert torch.equal(run_torch_ref(prog, x, torch.zeros(4, 8)), x * x)

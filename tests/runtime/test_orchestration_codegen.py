@@ -240,3 +240,55 @@ def test_scalar_arithmetic_is_emitted():
                     seq([Assign(m, Mul(n, ConstInt(3))), Return([m])]), FunctionType.Orchestration)
     gen = generate_orchestration(Program("p", [orch]))
     assert gen.fn(None, 7) == 21
+
+
+def test_dynamic_dims_are_read_from_tensor_parameters():
+    m = Var("M", ScalarType(INDEX))
+    tm = TensorType([m, 4], FP32)
+    x, o = Var("x", tm), Var("out", tm)
+    kern = kernel_fn("double", [Var("x", tm), Var("out", tm)], [In, Out], returns=[1])
+    i, acc = Var("i", ScalarType(INDEX)), IterArg("acc", tm, o)
+    acc2, res = Var("acc2", tm), Var("res", tm)
+    body = seq([
+        For(i, ConstInt(0), m, ConstInt(1), seq([Assign(acc2, call(kern, x, acc)), Yield([acc2])]),
+            iter_args=[acc], return_vars=[res]),
+        Return([res]),
+    ])
+    orch = Function("orch", [x, o], [In, Out], [tm], body, FunctionType.Orchestration)
+    gen = generate_orchestration(Program("p", [kern, orch]))
+    assert "M = x.shape[0]" in gen.source
+    launches = []
+    sig = [ParamSpec("x", FP32, ("M", 4)), ParamSpec("out", FP32, ("M", 4), Out)]
+    compiled = CompiledProgram("p", sig, gen.fn, {"double": lambda x, out: launches.append(1)})
+    with ChipWorker() as worker:
+        worker.run(compiled, torch.zeros(3, 4), torch.zeros(3, 4))
+    assert len(launches) == 3  # one launch per row of the dynamic dim
+
+
+def test_cluster_group_around_a_group_launches_its_members_on_every_block():
+    # pl.cluster + pl.spmd around a mixed kernel: a Group with core_num calls the kernel's Group
+    aiv = kernel_fn("vec", [Var("x", T4), Var("out", T4)], [In, Out], FunctionType.AIV, returns=[1])
+    aic = kernel_fn("cube", [Var("x", T4), Var("out", T4)], [In, Out], FunctionType.AIC)
+    gx, go, gr = Var("x", T4), Var("out", T4), Var("r", T4)
+    inner = kernel_fn("grp", [gx, go], [In, Out], FunctionType.Group,
+                      body=seq([Eval(call(aic, gx, go)), Assign(gr, call(aiv, gx, go)), Return([gr])]))
+    cx, co, cr = Var("x", T4), Var("out", T4), Var("r", T4)
+    cluster = kernel_fn("cluster", [cx, co], [In, Out], FunctionType.Group,
+                        attrs={"core_num": ConstInt(2), "sync_start": True},
+                        body=seq([Assign(cr, call(inner, cx, co)), Return([cr])]))
+    px, po, y = Var("x", T4), Var("out", T4), Var("y", T4)
+    orch = Function("orch", [px, po], [In, Out], [T4],
+                    seq([Assign(y, call(cluster, px, po)), Return([y])]), FunctionType.Orchestration)
+    gen = generate_orchestration(Program("p", [aic, aiv, inner, cluster, orch]))
+    assert "core_num=2" in gen.source and "sync_start=True" in gen.source
+
+    def vec(x, out, pipes, subblock_idx, block_idx, block_num):
+        rows = slice(2 * block_idx + subblock_idx, 2 * block_idx + subblock_idx + 1)
+        out[rows] = x[rows] * block_num
+
+    sig = [ParamSpec("x", FP32, (4, 4)), ParamSpec("out", FP32, (4, 4), Out)]
+    compiled = CompiledProgram("p", sig, gen.fn, {"cube": lambda *a, **k: None, "vec": vec})
+    x_t, out_t = torch.randn(4, 4), torch.zeros(4, 4)
+    with ChipWorker() as worker:
+        assert worker.run(compiled, x_t, out_t) is out_t
+    torch.testing.assert_close(out_t, x_t * 2)

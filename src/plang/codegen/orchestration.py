@@ -97,10 +97,18 @@ class _FunctionWriter:
     # -------------------------------------------------------------- plumbing
     def write(self) -> str:
         params = ", ".join(self.name(p) for p in self.fn.params)
+        self.bind_dynamic_dims()
         self.stmt(self.fn.body)
         if not self.lines:
             self.line("pass")
         return f"def {self.fn.name}(rt{', ' if params else ''}{params}):\n" + "\n".join(self.lines)
+
+    def bind_dynamic_dims(self) -> None:
+        """A dynamic dim (`pl.dynamic`) of a tensor parameter is read from that tensor's shape."""
+        for p in self.fn.params:
+            for axis, d in enumerate(getattr(p.type, "shape", None) or ()):
+                if isinstance(d, E.Var) and d not in self.fn.params and d not in self.names:
+                    self.line(f"{self.name(d)} = {self.name(p)}.shape[{axis}]")
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
@@ -277,9 +285,11 @@ class _FunctionWriter:
         kw = call.kwargs
         options = self.submit_options(call, env)
         target, inner_env = callee, dict(zip(callee.params, args))
-        if callee.func_type is FunctionType.Spmd:
-            target, inner_args = self.single_call(callee)
-            inner_env = {p: self.expr(a, inner_env) for p, a in zip(target.params, inner_args)}
+        if callee.func_type is FunctionType.Spmd or (callee.func_type is FunctionType.Group
+                                                     and "core_num" in callee.attrs):  # n blocks
+            if callee.func_type is FunctionType.Spmd:
+                target, inner_args = self.single_call(callee)
+                inner_env = {p: self.expr(a, inner_env) for p, a in zip(target.params, inner_args)}
             options.append(f"core_num={self.expr(callee.attrs['core_num'], dict(zip(callee.params, args)))}")
             if callee.attrs.get("sync_start"):
                 options.append("sync_start=True")
@@ -292,7 +302,7 @@ class _FunctionWriter:
         task = self.temp("task")
         extra = "".join(", " + o for o in options)
         if target.func_type is FunctionType.Group:
-            members = self.group_members(target, inner_env)
+            members = "[" + ", ".join(self.group_members(target, inner_env)) + "]"
             self.line(f"{task} = rt.submit_group({target.name!r}, {members}, {arg_tuple}, {dirs}{extra})")
         elif target.func_type in _KERNEL_TYPES:
             kernel_args = "(" + "".join(f"{inner_env[p]}, " for p in target.params) + ")" \
@@ -348,17 +358,23 @@ class _FunctionWriter:
                             f"found {len(calls)}")
         return self.module.program.get(calls[0].op.name), calls[0].args
 
-    def group_members(self, group: Function, env: dict[E.Var, str]) -> str:
-        members = []
+    def group_members(self, group: Function, env: dict[E.Var, str]) -> list[str]:
+        """`(role, kernel, args)` source of each member kernel; a Group inside a Group (a
+        cluster around a mixed kernel) contributes its own members."""
+        members: list[str] = []
         for call in _calls(group.body):
             kernel = self.module.program.get(call.op.name)
+            if kernel.func_type is FunctionType.Group:
+                inner_env = {p: self.expr(a, env) for p, a in zip(kernel.params, call.args)}
+                members += self.group_members(kernel, inner_env)
+                continue
             if kernel.func_type not in _KERNEL_TYPES:
                 raise self.fail(call, f"Group {group.name!r} calls {kernel.func_type.value} function "
                                 f"{kernel.name!r}; only AIC / AIV / InCore kernels can be members")
             role = "AIV" if kernel.func_type is FunctionType.AIV else "AIC"
             member_args = "(" + "".join(f"{self.expr(a, env)}, " for a in call.args) + ")"
             members.append(f"({role!r}, {kernel.name!r}, {member_args})")
-        return "[" + ", ".join(members) + "]"
+        return members
 
     def result(self, callee: Function, args: list[str]) -> str:
         values = []

@@ -137,6 +137,10 @@ class _FunctionWriter:
         outs = [self.name(p) for p, d in zip(fn.params, fn.param_directions) if d.value in ("Out", "InOut")]
         doc += f"; written in place: {', '.join(outs)}" if outs else ""
         self.line(doc + '."""')
+        for p in fn.params:  # a dynamic dim of a tensor parameter is read from its shape
+            for axis, d in enumerate(getattr(p.type, "shape", None) or ()):
+                if isinstance(d, Var) and d not in fn.params and id(d) not in self.names:
+                    self.line(f"{self.name(d)} = {self.name(p)}.shape[{axis}]")
         if self.group:
             self.line("_launches = []")
         self.stmt(fn.body)
@@ -292,7 +296,12 @@ class _FunctionWriter:
         if isinstance(c.op, GlobalVar):
             if c.op.name not in self.fn_names:
                 raise TorchCodegenError(f"function {self.fn.name!r} calls unknown function {c.op.name!r}")
-            return f"{self.fn_names[c.op.name]}({', '.join(self.expr(a) for a in c.args)})"
+            call = f"{self.fn_names[c.op.name]}({', '.join(self.expr(a) for a in c.args)})"
+            if c.kwargs.get("submit"):
+                # a submit yields (results..., task id); tasks complete in order here
+                results = len(self.functions[c.op.name].return_types)
+                return f"({call}, None)" if results == 1 else f"(*{call}, None)"
+            return call
         assert isinstance(c.op, Op)
         emit = TABLE.get(c.op.name)
         if emit is None:

@@ -17,7 +17,7 @@ from ...errors import (
     UnsupportedConstructError,
 )
 from ...ir.enums import ParamDirection
-from ...ir.expr import Call, Expr, GlobalVar, Var
+from ...ir.expr import Call, Cast, Expr, GlobalVar, Var
 from ...ir.function import Function
 from ...ir.span import Span
 from ...ir.types import ScalarType, TupleType, Type
@@ -433,6 +433,8 @@ class ExprEvaluator(ParseState):
                 f"argument {param.name!r} of {fname}() expects {describe_type(pt)}, got {describe_type(at)}",
                 node,
             )
+        if isinstance(pt, ScalarType) and at.dtype is not pt.dtype:  # implicit integer conversion
+            return Cast(e, pt.dtype, e.span)
         return e
 
     def eval_submit(self, node: ast.Call, spmd: bool) -> Any:

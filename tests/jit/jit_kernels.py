@@ -47,3 +47,28 @@ def add_scalar(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl
                k: pl.Scalar[pl.FP32]):
     y = add_scalar_tile(x, y, k)
     return y
+
+
+@pl.jit.inline
+def bias_relu(t: pl.Tile[[32, 64], pl.FP32], bias: pl.Tile[[32, 64], pl.FP32]):
+    return pl.relu(pl.add(t, bias))
+
+
+@pl.jit.incore
+def bias_relu_tile(x: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    t = pl.load(x, [0, 0], [32, 64])
+    bt = pl.load(b, [0, 0], [32, 64])
+    y = pl.store(bias_relu(t, bt), [0, 0], y)
+    return y
+
+
+@pl.jit
+def fused_bias_relu(x: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = bias_relu_tile(x, b, y)
+    return y
+
+
+@pl.jit
+def bad_shapes(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = add_tile(a, a, c, a)
+    return c

@@ -134,3 +134,20 @@ def test_warmup_compiles_without_running():
     c = torch.full((32, 64), 7.0)
     compiled = _fresh(K.add).warmup(torch.randn(32, 64), torch.randn(32, 64), c)
     assert compiled.kernels and bool((c == 7.0).all())
+
+
+def test_inline_helper_taking_tiles():
+    x, b, y = torch.randn(32, 64), torch.randn(32, 64), torch.zeros(32, 64)
+    K.fused_bias_relu(x, b, y)
+    torch.testing.assert_close(y, torch.relu(x + b))
+
+
+def test_errors_in_kernels_point_at_the_users_file_and_line():
+    import inspect
+
+    with pytest.raises(pl.ParserError) as info:
+        K.bad_shapes(torch.zeros(32, 64), torch.zeros(32, 64))
+    line = inspect.getsourcelines(K.bad_shapes.__wrapped__)[1] + 2
+    err = info.value
+    assert err.span.filename.endswith("jit_kernels.py") and err.span.begin_line == line
+    assert "c = add_tile(a, a, c, a)" in str(err)

@@ -64,6 +64,9 @@ def bind(fname: str, specs: list[ParamSpec], dynamic: dict[str, dict[int, Any]],
         if spec.name not in values and spec.default is None and not from_signature:
             raise TypeError(f"{fname}() missing argument {spec.name!r}")
         value = values.get(spec.name, spec.default)
+        if spec.kind == "tile":
+            raise TypeError(f"{fname}(): parameter {spec.name!r} is a tile; tiles live on chip and can "
+                            f"only be passed between DSL functions, not from Python")
         if spec.kind == "scalar":
             scalars[spec.name] = _scalar(fname, spec, value, signature_mode)
         else:

@@ -40,7 +40,7 @@ def parse_specialized(entry: JITFunction, binding: Binding):
     import plang
 
     spec = specialize_source(entry, binding)
-    return plang.parse(spec.source, filename=entry.source.filename, source_map=spec.source_map)
+    return plang.parse(spec.source, filename=f"<specialized {entry.name}>", source_map=spec.source_map)
 
 
 def lower_program(program, config):

@@ -45,17 +45,18 @@ class ParamSpec:
     """What one parameter's annotation says. `dims`/`dtype` are None where left open."""
 
     name: str
-    kind: str  # "tensor" | "scalar"
+    kind: str  # "tensor" | "scalar" | "tile"
     direction: ParamDirection
     dims: tuple[Dim, ...] | None
     dtype: DataType | None
     layout: TensorLayout = TensorLayout.ND
     default: Any = None
     lineno: int = 0
+    text: str = ""  # the annotation as written (tiles are passed through unchanged)
 
     @property
     def fully_annotated(self) -> bool:
-        return self.kind == "scalar" or (self.dims is not None and self.dtype is not None)
+        return self.kind != "tensor" or (self.dims is not None and self.dtype is not None)
 
 
 def read_params(fdef: ast.FunctionDef, namespace: Mapping[str, Any], filename: str,
@@ -95,11 +96,18 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
         if not isinstance(shape, (list, tuple)) or not isinstance(dtype, DataType):
             raise TypeError(f"{filename}:{line}: parameter {name!r}: expected pl.Tensor[[dims], dtype]")
         return ParamSpec(name, "tensor", direction, tuple(shape), dtype, layout, default, line)
+    if kind == "Tile":
+        if not isinstance(node, ast.Subscript):
+            raise TypeError(f"{filename}:{line}: parameter {name!r}: a tile parameter needs its full type, "
+                            f"e.g. pl.Tile[[64, 64], pl.FP32]")
+        return ParamSpec(name, "tile", direction, None, None, default=default, lineno=line,
+                         text=ast.unparse(node))
     if kind == "Scalar":
         dtype = _eval(node.slice, ns) if isinstance(node, ast.Subscript) else None
         return ParamSpec(name, "scalar", direction, None, dtype, default=default, lineno=line)
     raise TypeError(f"{filename}:{line}: parameter {name!r}: @pl.jit parameters must be annotated "
-                    f"pl.Tensor, pl.Out[...], pl.InOut[...] or pl.Scalar[...], got {ast.unparse(node)}")
+                    f"pl.Tensor, pl.Out[...], pl.InOut[...], pl.Scalar[...] or (in @pl.jit.inline / "
+                    f"@pl.jit.incore helpers) pl.Tile[...], got {ast.unparse(node)}")
 
 
 def _dotted(node: ast.expr) -> str:

@@ -107,7 +107,9 @@ def _dep_annotations(fn: JITFunction, functions: list[JITFunction],
     src = fn.source
     ann: dict[str, str] = {}
     for i, spec in enumerate(src.params):
-        if spec.kind == "scalar":
+        if spec.kind == "tile":
+            ann[spec.name] = spec.text
+        elif spec.kind == "scalar":
             ann[spec.name] = f"pl.Scalar[{spec.dtype or 'pl.INT64'}]"
         elif spec.fully_annotated:
             dims = tuple(d.name if hasattr(d, "name") else int(d) for d in spec.dims)

@@ -100,22 +100,27 @@ def parallel_time(workers: int, reps: int, tasks: int = 40) -> float:
     return best
 
 
-def main() -> None:
-    rows = []
+def rows() -> list[tuple[str, float, float, str, str]]:
+    """(workload, plang, peer, unit, peer name) rows for benchmarks/run.py."""
+    out = []
     sub, e2e = rates(2, independent)
-    rows.append(("10k independent tiny tasks: submitted/s", sub, loop_rate(tiny, ()), "plain loop"))
-    rows.append(("10k independent tiny tasks: completed/s", e2e, loop_rate(tiny, ()), "plain loop"))
+    peer = loop_rate(tiny, ())
+    out.append(("10k independent tiny tasks: submitted", sub, peer, "tasks/s", "plain Python loop"))
+    out.append(("10k independent tiny tasks: completed", e2e, peer, "tasks/s", "plain Python loop"))
     sub, e2e = rates(2, chain)
     peer = loop_rate(bump, (torch.zeros(4),))
-    rows.append(("10k-task chain (InOut): submitted/s", sub, peer, "plain loop"))
-    rows.append(("10k-task chain (InOut): completed/s", e2e, peer, "plain loop"))
+    out.append(("10k-task chain (InOut): submitted", sub, peer, "tasks/s", "plain Python loop"))
+    out.append(("10k-task chain (InOut): completed", e2e, peer, "tasks/s", "plain Python loop"))
     reps = calibrate()
     one, two = parallel_time(1, reps), parallel_time(2, reps)
-    print(f"{'workload':<46}{'plang':>14}{'peer':>14}{'ratio':>8}  peer")
-    for name, ours, peer, peer_name in rows:
-        print(f"{name:<46}{ours:>14,.0f}{peer:>14,.0f}{ours / peer:>8.2f}  {peer_name}")
-    print(f"{'40 x ~5 ms numpy kernels, seconds':<46}{two:>14.3f}{one:>14.3f}{one / two:>8.2f}  "
-          "plang on 1 thread (ratio = speedup 1 -> 2 threads)")
+    out.append(("40 independent ~5 ms kernels, 2 threads", two, one, "s", "1 thread"))
+    return out
+
+
+def main() -> None:
+    print(f"{'workload':<46}{'plang':>14}{'peer':>14}{'ratio':>8}  unit, peer")
+    for name, ours, peer, unit, peer_name in rows():
+        print(f"{name:<46}{ours:>14,.3f}{peer:>14,.3f}{ours / peer:>8.2f}  {unit}, {peer_name}")
 
 
 if __name__ == "__main__":

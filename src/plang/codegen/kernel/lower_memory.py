@@ -1,46 +1,84 @@
 """DDR ↔ tile transfers: `tile.load` and `tile.store`.
 
-A transfer covers the tile's valid region clipped to the tensor's bounds. Rows stream as
-masked vector transfers on the innermost (unit-stride) dimension; a load zero-fills the
-rest of the tile so later ops never see stale data. A load whose single use fuses stays a
-`LazyTile` (its chunks are read from DDR where they are consumed), and a store writes a
-lazy tile's chunks straight to DDR.
+A transfer moves a window of a rank-n DDR tensor: its leading n - 1 dims fold into tile rows
+(row r ↔ their row-major multi-index), the last dim is the contiguous (unit-stride) column
+axis. It covers the tile's valid region clipped to the tensor's bounds on every dim. Rows
+stream as masked vector transfers along the columns; a load zero-fills the rest of the tile
+so later ops never see stale data. A load whose single use fuses stays a `LazyTile` (its
+chunks are read from DDR where they are consumed), and a store writes a lazy tile's chunks
+straight to DDR. `atomic=pl.AtomicType.Add` adds the tile into DDR element by element with
+atomic read-modify-writes, so concurrent blocks may add into the same window.
 """
 
 from __future__ import annotations
 
+from typing import Sequence
+
+from ... import ir as pir
+from ...dtypes import INT64, DataType
 from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
 from .context import DdrTensor, LowerContext, tile_dims
-from .mlir import arith, ir, vector
+from .mlir import arith, ir, memref, vector
 from .vectors import LazyTile, read_chunk, vtype
 
 
-def _clip(kb: KernelBuilder, want: ir.Value, dim: ir.Value, off: ir.Value, cap: int) -> ir.Value:
+def _clip(kb: KernelBuilder, want: ir.Value, dim: ir.Value, off: ir.Value, cap: int | None) -> ir.Value:
     """max(0, min(want, dim - off, cap))."""
     n = arith.minsi(want, arith.subi(dim, off))
-    return arith.maxsi(arith.minsi(n, kb.idx(cap)), kb.idx(0))
+    if cap is not None:
+        n = arith.minsi(n, kb.idx(cap))
+    return arith.maxsi(n, kb.idx(0))
 
 
-def _region(lc: LowerContext, ddr: DdrTensor, tile_rows: int, tile_cols: int, offsets: list[ir.Value],
-            valid: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ir.Value, list[ir.Value]]:
-    """(rows, cols, offsets) of a rank-1 or rank-2 transfer after clipping."""
-    kb = lc.kb
-    if ddr.rank == 1:
-        cols = _clip(kb, valid[1], ddr.dim(0), offsets[0], tile_cols)
-        return kb.idx(1), cols, offsets
-    if ddr.rank != 2:
-        raise lc.error(f"{lc.call.op.name} on a rank-{ddr.rank} tensor is not supported "
-                       "(flatten it to 2D first)")
-    rows = _clip(kb, valid[0], ddr.dim(0), offsets[0], tile_rows)
-    cols = _clip(kb, valid[1], ddr.dim(1), offsets[1], tile_cols)
-    return rows, cols, offsets
+class _Window:
+    """The clipped DDR window of one transfer. `lead` holds the static window extent of each
+    leading dim (the first may be None: it is never divided by); `extents` the clipped
+    extent of every dim."""
 
+    def __init__(self, lc: LowerContext, ddr: DdrTensor, offsets: list[ir.Value],
+                 wanted: list[ir.Value], caps: Sequence[int | None]) -> None:
+        kb = self.kb = lc.kb
+        self.ddr, self.offsets = ddr, offsets
+        self.lead = list(caps[:-1])
+        if any(c is None for c in self.lead[1:]):
+            raise lc.error(f"{lc.call.op.name}: the window extents of dims 1..{ddr.rank - 2} of a "
+                           f"rank-{ddr.rank} tensor must be static")
+        self.extents = [_clip(kb, w, ddr.dim(k), off, cap)
+                        for k, (w, off, cap) in enumerate(zip(wanted, offsets, caps))]
 
-def _ddr_index(ddr: DdrTensor, offsets: list[ir.Value], r: ir.Value, c: ir.Value) -> list[ir.Value]:
-    if ddr.rank == 1:
-        return [arith.addi(offsets[0], c)]
-    return [arith.addi(offsets[0], r), arith.addi(offsets[1], c)]
+    @property
+    def cols(self) -> ir.Value:
+        return self.extents[-1]
+
+    def split(self, r: ir.Value) -> list[ir.Value]:
+        """Row `r`'s index within the window on each leading dim."""
+        idx = []
+        for size in reversed(self.lead[1:]):
+            if size == 1:
+                idx.append(self.kb.idx(0))
+            else:
+                idx.append(arith.remui(r, self.kb.idx(size)))
+                r = arith.divui(r, self.kb.idx(size))
+        return ([r] if self.lead else []) + idx[::-1]
+
+    def inside(self, idx: list[ir.Value]) -> ir.Value | None:
+        """Whether a row's leading indices lie in the clipped window (None: rank 1)."""
+        cond = None
+        for i, n in zip(idx, self.extents):
+            c = arith.cmpi(arith.CmpIPredicate.slt, i, n)
+            cond = c if cond is None else arith.andi(cond, c)
+        return cond
+
+    def index(self, idx: list[ir.Value], c: ir.Value) -> list[ir.Value]:
+        """DDR indices of column `c` of the row with leading indices `idx`."""
+        return [arith.addi(o, i) for o, i in zip(self.offsets, idx + [c])]
+
+    def lanes(self, idx: list[ir.Value], c: ir.Value) -> ir.Value:
+        """How many columns from `c` on this row transfers (<= 0: none)."""
+        n = arith.subi(self.cols, c)
+        inside = self.inside(idx)
+        return n if inside is None else arith.select(inside, n, self.kb.idx(0))
 
 
 def _mask(width: int, n: ir.Value) -> ir.Value:
@@ -53,26 +91,30 @@ def _map(rank: int) -> ir.AffineMapAttr:
     return ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1))
 
 
+def _per_dim(lc: LowerContext, values, static: Sequence[int]) -> list[ir.Value]:
+    if values is None:
+        return [lc.kb.idx(s) for s in static]
+    return [lc.index(e) for e in values]
+
+
 def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     kb = lc.kb
     ddr = lc.ddr(a["tensor"])
     t = lc.call.type
     rows_n, cols_n = tile_dims(t, lc.where("tile.load"))
     width, pitch = geometry(t.dtype, cols_n)
+    shape = t.static_shape
     offsets = [lc.index(e) for e in a["offsets"].elements]
-    valid = lc.valid_of(t)
-    rows, cols, offsets = _region(lc, ddr, rows_n, cols_n, offsets, valid)
+    window = _Window(lc, ddr, offsets, _per_dim(lc, t.valid_shape, shape), shape)
     vt = vtype(width, t.dtype)
     pad = kb.const_of(vt.element_type, 0)
-    zero = kb.idx(0)
 
     def chunk(r: ir.Value, c: ir.Value) -> ir.Value:
-        inside = arith.cmpi(arith.CmpIPredicate.slt, r, rows)
-        n = arith.select(inside, arith.subi(cols, c), zero)
-        return vector.transfer_read(vt, ddr.memref, _ddr_index(ddr, offsets, r, c), _map(ddr.rank),
-                                    pad, [True], mask=_mask(width, n))
+        idx = window.split(r)
+        return vector.transfer_read(vt, ddr.memref, window.index(idx, c), _map(ddr.rank), pad, [True],
+                                    mask=_mask(width, window.lanes(idx, c)))
 
-    lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, valid, chunk)
+    lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk)
     if lc.defer:
         return lazy
     out = lc.result_tile()
@@ -80,30 +122,77 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     return out
 
 
+def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor, tile: TileBuf | LazyTile) -> _Window:
+    """The window a store writes: `shapes=` when given, else the tile's (valid) shape; the
+    tile's valid region clips it further."""
+    tile_type = a["tile"].type
+    offsets = [lc.index(e) for e in a["offsets"].elements]
+    if a.get("shapes") is not None:
+        shapes = list(a["shapes"].elements)
+        wanted = [lc.index(e) for e in shapes]
+        caps = [pir.types.dim_value(e) for e in shapes]
+    else:
+        caps = list(tile_type.static_shape)
+        wanted = _per_dim(lc, tile_type.valid_shape, caps)
+    wanted[-1] = arith.minsi(wanted[-1], tile.valid[1])
+    if len(caps) == 2:
+        wanted[0] = arith.minsi(wanted[0], tile.valid[0])
+    return _Window(lc, ddr, offsets, wanted, caps)
+
+
+def _row_bound(window: _Window, tile: TileBuf | LazyTile) -> ir.Value:
+    """Rows a store loops over: the clipped extent for rank <= 2, else the tile's valid rows
+    (each row then checks its leading indices)."""
+    if not window.lead:
+        return window.kb.idx(1)
+    return window.extents[0] if len(window.lead) == 1 else tile.valid[0]
+
+
 def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
     kb = lc.kb
-    tile = lc.operand(a["tile"])
     ddr = lc.ddr(a["output_tensor"])
     atomic = a.get("atomic")
-    if atomic not in (None, AtomicType.None_, 0):
+    if atomic is AtomicType.Add:
+        return _atomic_add_store(lc, a, ddr)
+    if atomic not in (None, AtomicType.None_):
         raise lc.error(f"tile.store with atomic={atomic!r} is not supported by the kernel backend")
-    offsets = [lc.index(e) for e in a["offsets"].elements]
-    valid = tile.valid
-    if a.get("shapes") is not None:
-        shp = [lc.index(e) for e in a["shapes"].elements]
-        valid = (shp[0], shp[-1]) if len(shp) == 2 else (kb.idx(1), shp[-1])
-        valid = (arith.minsi(valid[0], tile.valid[0]), arith.minsi(valid[1], tile.valid[1]))
-    rows, cols, offsets = _region(lc, ddr, tile.rows, tile.cols, offsets, valid)
-    with kb.loop(0, rows) as lr:
+    tile = lc.operand(a["tile"])
+    window = _store_window(lc, a, ddr, tile)
+    with kb.loop(0, _row_bound(window, tile)) as lr:
         r = lr.induction_variable
+        idx = window.split(r)
         with kb.loop(0, tile.pitch, tile.width) as lcol:
             c = lcol.induction_variable
             v = read_chunk(kb, tile, r, c)
-            vector.transfer_write(None, v, ddr.memref, _ddr_index(ddr, offsets, r, c), _map(ddr.rank),
-                                  [True], mask=_mask(tile.width, arith.subi(cols, c)))
+            vector.transfer_write(None, v, ddr.memref, window.index(idx, c), _map(ddr.rank), [True],
+                                  mask=_mask(tile.width, window.lanes(idx, c)))
     return ddr
+
+
+def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:
+    kb = lc.kb
+    tile = lc.tile(a["tile"])
+    window = _store_window(lc, a, ddr, tile)
+    kind = arith.AtomicRMWKind.addf if tile.dtype.is_float else arith.AtomicRMWKind.addi
+    with kb.loop(0, _row_bound(window, tile)) as lr:
+        r = lr.induction_variable
+        idx = window.split(r)
+        n = arith.maxsi(window.lanes(idx, kb.idx(0)), kb.idx(0))
+        with kb.loop(0, n) as lcol:
+            c = lcol.induction_variable
+            v = memref.load(tile.buf, [arith.addi(arith.muli(r, kb.idx(tile.pitch)), c)])
+            memref.atomic_rmw(kind, v, ddr.memref, window.index(idx, c))
+    return ddr
+
+
+def lower_tensor_dim(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, DataType]:
+    """`tensor.dim`: the extent of one axis, read from the DDR tensor's memref."""
+    ddr = lc.ddr(a["tensor"])
+    extent = ddr.dim(int(a["axis"]) % ddr.rank)
+    return arith.index_cast(ir.IntegerType.get_signless(64), extent), INT64
 
 
 def register(table: dict) -> None:
     table["tile.load"] = lower_load
     table["tile.store"] = lower_store
+    table["tensor.dim"] = lower_tensor_dim

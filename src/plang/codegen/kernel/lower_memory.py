@@ -3,8 +3,8 @@
 A transfer moves a window of a rank-n DDR tensor: its leading n - 1 dims fold into tile rows
 (row r ↔ their row-major multi-index), the last dim is the contiguous (unit-stride) column
 axis. It covers the tile's valid region clipped to the tensor's bounds on every dim. Rows
-stream as masked vector transfers along the columns; a load zero-fills the rest of the tile
-so later ops never see stale data. A load whose single use fuses stays a `LazyTile` (its
+stream as vector transfers along the columns (masked for partial chunks); a load zero-fills
+the rest of the tile so later ops never see stale data. A load whose single use fuses stays a `LazyTile` (its
 chunks are read from DDR where they are consumed), and a store writes a lazy tile's chunks
 straight to DDR. `atomic=pl.AtomicType.Add` adds the tile into DDR element by element with
 atomic read-modify-writes, so concurrent blocks may add into the same window.
@@ -19,8 +19,8 @@ from ...dtypes import INT64, DataType
 from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
 from .context import DdrTensor, LowerContext, tile_dims
-from .mlir import arith, ir, memref, vector
-from .vectors import LazyTile, read_chunk, vtype
+from .mlir import arith, ir, memref
+from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
 
 def _clip(kb: KernelBuilder, want: ir.Value, dim: ir.Value, off: ir.Value, cap: int | None) -> ir.Value:
@@ -81,12 +81,6 @@ class _Window:
         return n if inside is None else arith.select(inside, n, self.kb.idx(0))
 
 
-def _mask(width: int, n: ir.Value) -> ir.Value:
-    """The first `n` lanes (clamped to [0, width])."""
-    i1 = ir.IntegerType.get_signless(1)
-    return vector.create_mask(ir.VectorType.get([width], i1), [n])
-
-
 def _map(rank: int) -> ir.AffineMapAttr:
     return ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1))
 
@@ -111,8 +105,8 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
 
     def chunk(r: ir.Value, c: ir.Value) -> ir.Value:
         idx = window.split(r)
-        return vector.transfer_read(vt, ddr.memref, window.index(idx, c), _map(ddr.rank), pad, [True],
-                                    mask=_mask(width, window.lanes(idx, c)))
+        return read_chunk_masked(kb, vt, ddr.memref, window.index(idx, c), _map(ddr.rank), pad,
+                                 window.lanes(idx, c))
 
     lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk)
     if lc.defer:
@@ -164,8 +158,8 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
         with kb.loop(0, tile.pitch, tile.width) as lcol:
             c = lcol.induction_variable
             v = read_chunk(kb, tile, r, c)
-            vector.transfer_write(None, v, ddr.memref, window.index(idx, c), _map(ddr.rank), [True],
-                                  mask=_mask(tile.width, window.lanes(idx, c)))
+            write_chunk_masked(kb, v, ddr.memref, window.index(idx, c), _map(ddr.rank),
+                               window.lanes(idx, c))
     return ddr
 
 

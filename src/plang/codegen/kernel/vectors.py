@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 from ...dtypes import BF16, FP16, FP32, DataType
 from .builder import KernelBuilder, TileBuf, geometry, mlir_type
-from .mlir import arith, ir, memref, vector
+from .mlir import arith, ir, memref, scf, vector
 
 
 def vtype(width: int, dtype: DataType) -> ir.VectorType:
@@ -41,6 +41,44 @@ def store_chunk(tile: TileBuf, offset: ir.Value, v: ir.Value) -> None:
 
 def load_elem(tile: TileBuf, offset: ir.Value) -> ir.Value:
     return memref.load(tile.buf, [offset])
+
+
+def _lanes_mask(width: int, lanes: ir.Value) -> ir.Value:
+    return vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [lanes])
+
+
+def _whole(kb: KernelBuilder, lanes: ir.Value, width: int, results: list) -> scf.IfOp:
+    """`scf.if lanes >= width`: a whole chunk takes the then-branch (plain transfer), a
+    partial one the else-branch (masked transfer). Most chunks are whole, and masked
+    transfers cost mask arithmetic (often spilled) on every chunk."""
+    whole = arith.cmpi(arith.CmpIPredicate.sge, lanes, kb.idx(width))
+    return scf.IfOp(whole, results, has_else=True)
+
+
+def read_chunk_masked(kb: KernelBuilder, vt: ir.VectorType, source: ir.Value, index: list[ir.Value],
+                      permutation: ir.AffineMapAttr, pad: ir.Value, lanes: ir.Value) -> ir.Value:
+    """The `vt` chunk of `source` at `index` whose first `lanes` lanes are read (the rest
+    are `pad`; `lanes` <= 0 reads nothing)."""
+    op = _whole(kb, lanes, vt.shape[0], [vt])
+    with ir.InsertionPoint(op.then_block):
+        scf.yield_([vector.load(vt, source, index)])
+    with ir.InsertionPoint(op.else_block):
+        mask = _lanes_mask(vt.shape[0], lanes)
+        scf.yield_([vector.transfer_read(vt, source, index, permutation, pad, [True], mask=mask)])
+    return op.result
+
+
+def write_chunk_masked(kb: KernelBuilder, v: ir.Value, dest: ir.Value, index: list[ir.Value],
+                       permutation: ir.AffineMapAttr, lanes: ir.Value) -> None:
+    """Write the first `lanes` lanes of chunk `v` to `dest` at `index`."""
+    op = _whole(kb, lanes, v.type.shape[0], [])
+    with ir.InsertionPoint(op.then_block):
+        vector.store(v, dest, index)
+        scf.yield_([])
+    with ir.InsertionPoint(op.else_block):
+        mask = _lanes_mask(v.type.shape[0], lanes)
+        vector.transfer_write(None, v, dest, index, permutation, [True], mask=mask)
+        scf.yield_([])
 
 
 @dataclass

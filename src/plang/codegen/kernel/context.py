@@ -134,6 +134,14 @@ class LowerContext:
         rows, cols = tile_dims(t, self.where("tile"))
         if t.valid_shape is None:
             return self.kb.idx(rows), self.kb.idx(cols)
+        # the valid rows are a prefix only if every leading dim of extent > 1 after the first
+        # such dim is fully valid
+        wide = [axis for axis, s in enumerate(t.static_shape[:-1]) if s > 1]
+        for axis in wide[1:]:
+            if pir.types.dim_value(t.valid_shape[axis]) != t.static_shape[axis]:
+                raise self.error(f"tile valid_shape {pir.types.format_shape(t.valid_shape)} of shape "
+                                 f"{pir.types.format_shape(t.shape)}: only the first leading dim "
+                                 "of extent > 1 and the last dim may be partially valid")
         vs = [self.index(d) for d in t.valid_shape]
         if len(vs) == 1:
             return self.kb.idx(1), vs[0]

@@ -62,10 +62,11 @@ class _Window:
                 r = arith.divui(r, self.kb.idx(size))
         return ([r] if self.lead else []) + idx[::-1]
 
-    def inside(self, idx: list[ir.Value]) -> ir.Value | None:
-        """Whether a row's leading indices lie in the clipped window (None: rank 1)."""
+    def inside(self, idx: list[ir.Value], first: int = 0) -> ir.Value | None:
+        """Whether a row's leading indices from dim `first` on lie in the clipped window
+        (None: nothing to check)."""
         cond = None
-        for i, n in zip(idx, self.extents):
+        for i, n in zip(idx[first:], self.extents[first:]):
             c = arith.cmpi(arith.CmpIPredicate.slt, i, n)
             cond = c if cond is None else arith.andi(cond, c)
         return cond
@@ -74,10 +75,11 @@ class _Window:
         """DDR indices of column `c` of the row with leading indices `idx`."""
         return [arith.addi(o, i) for o, i in zip(self.offsets, idx + [c])]
 
-    def lanes(self, idx: list[ir.Value], c: ir.Value) -> ir.Value:
-        """How many columns from `c` on this row transfers (<= 0: none)."""
+    def lanes(self, idx: list[ir.Value], c: ir.Value, first: int = 0) -> ir.Value:
+        """How many columns from `c` on this row transfers (<= 0: none); leading dims
+        before `first` are known to be inside."""
         n = arith.subi(self.cols, c)
-        inside = self.inside(idx)
+        inside = self.inside(idx, first)
         return n if inside is None else arith.select(inside, n, self.kb.idx(0))
 
 
@@ -134,12 +136,12 @@ def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor, tile: TileBuf | Laz
     return _Window(lc, ddr, offsets, wanted, caps)
 
 
-def _row_bound(window: _Window, tile: TileBuf | LazyTile) -> ir.Value:
-    """Rows a store loops over: the clipped extent for rank <= 2, else the tile's valid rows
-    (each row then checks its leading indices)."""
+def _rows(window: _Window, tile: TileBuf | LazyTile) -> tuple[ir.Value, int]:
+    """(rows a store loops over, first leading dim each row still checks): the clipped
+    extent for rank <= 2, else the tile's valid rows, each checking its leading indices."""
     if not window.lead:
-        return window.kb.idx(1)
-    return window.extents[0] if len(window.lead) == 1 else tile.valid[0]
+        return window.kb.idx(1), 0
+    return (window.extents[0], 1) if len(window.lead) == 1 else (tile.valid[0], 0)
 
 
 def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
@@ -152,14 +154,15 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
         raise lc.error(f"tile.store with atomic={atomic!r} is not supported by the kernel backend")
     tile = lc.operand(a["tile"])
     window = _store_window(lc, a, ddr, tile)
-    with kb.loop(0, _row_bound(window, tile)) as lr:
+    rows, first = _rows(window, tile)
+    with kb.loop(0, rows) as lr:
         r = lr.induction_variable
         idx = window.split(r)
         with kb.loop(0, tile.pitch, tile.width) as lcol:
             c = lcol.induction_variable
             v = read_chunk(kb, tile, r, c)
             write_chunk_masked(kb, v, ddr.memref, window.index(idx, c), _map(ddr.rank),
-                               window.lanes(idx, c))
+                               window.lanes(idx, c, first))
     return ddr
 
 
@@ -168,10 +171,11 @@ def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:
     tile = lc.tile(a["tile"])
     window = _store_window(lc, a, ddr, tile)
     kind = arith.AtomicRMWKind.addf if tile.dtype.is_float else arith.AtomicRMWKind.addi
-    with kb.loop(0, _row_bound(window, tile)) as lr:
+    rows, first = _rows(window, tile)
+    with kb.loop(0, rows) as lr:
         r = lr.induction_variable
         idx = window.split(r)
-        n = arith.maxsi(window.lanes(idx, kb.idx(0)), kb.idx(0))
+        n = arith.maxsi(window.lanes(idx, kb.idx(0), first), kb.idx(0))
         with kb.loop(0, n) as lcol:
             c = lcol.induction_variable
             v = memref.load(tile.buf, [arith.addi(arith.muli(r, kb.idx(tile.pitch)), c)])

@@ -60,6 +60,7 @@ def op_catalog() -> str:
     """The Markdown text of docs/op-catalog.md."""
     from plang.ir.ops import REGISTRY
     from plang.language.dispatch import SCALAR_EXPRS
+    from plang.language.ops import ASCEND_ONLY
 
     unified = _unified_targets()
     via: dict[str, list[str]] = {}
@@ -128,6 +129,8 @@ def op_catalog() -> str:
     scalar_names = set(SCALAR_EXPRS) | {"cast", "neg"}
     missing = []
     for name, targets in unified.items():
+        if name in ASCEND_ONLY:
+            continue
         if not targets and name not in scalar_names:
             missing.append(name)
             continue
@@ -142,6 +145,22 @@ def op_catalog() -> str:
         "(`pl.<name> has no registered op for these operands`):",
         "",
         ", ".join(f"`pl.{n}`" for n in missing) + ".",
+        "",
+        "### Ascend-only names",
+        "",
+        "These reference names drive Ascend machinery the CPU backend does not have (the CPU "
+        "runtime creates cross-core pipes and buffers itself; the MX block-scale formats have no "
+        "CPU implementation). Calling one inside a DSL body raises "
+        "`plang.UnsupportedConstructError` (`pl.<name> (...) is Ascend-only machinery and is not "
+        "available on the CPU backend`):",
+        "",
+        "| name | what it does on Ascend |",
+        "| --- | --- |",
+        *(f"| `pl.{n}` | {what} |" for n, what in ASCEND_ONLY.items()),
+        "",
+        "The mask and compare forms of `pl.gather` / `pl.scatter` (`mask_pattern=`, `kvalue=`, "
+        "`cmp_mode=`, ...) select Ascend hardware patterns and raise the same error; their index "
+        "forms are registered ops.",
         "",
     ]
     return "\n".join(lines)

@@ -161,6 +161,19 @@ CORPUS: list[tuple[str, str]] = [
         "    for _ in pl.split_aiv(2, mode=pl.SplitMode.NONE):\n        u = pl.aiv_shard(mm)\n"
         "c = pl.tensor.add(a, b)\nfor lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):\n"
         "    h = pl.tensor.aiv_shard(c)")),
+    ("indexing_and_generated_tiles", kernel(
+        LOAD + "idx = pl.tile.arange(0, [1, 64])\nm = pl.tri(1, [64, 64], valid_shape=[32, 64], dtype=pl.FP32, upper=True)\n"
+        "g = pl.gather(x, 1, pl.tile.full([64, 8], pl.INT32, 3))\nf = pl.gather(x, idx)\n"
+        "s = pl.scatter(x, -1, pl.tile.full([64, 8], pl.INT32, 0), g)\n"
+        "r = pl.rem(x, y, pl.tile.create([2, 64], pl.FP32), high_precision=True)\nq = pl.rems(x, 2.0, x)\n"
+        "c = pl.subsc(pl.addc(x, y, m), 1.0, m)\np = pl.prelu(c, y, x)\n"
+        "out = pl.store(p, [0, 0], out)")),
+    ("batch_matmul_and_tensor_gather", orch(
+        "with pl.at(level=pl.Level.CORE_GROUP):\n"
+        "    ta = pl.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)\n"
+        "    bm = pl.batch_matmul(pl.reshape(ta, [2, 32, 64]), ta)\n"
+        "v = pl.arange(4, [1, 64], dtype=pl.INT16, descending=True)\n"
+        "w = pl.tensor.gather(a, pl.tensor.full([64, 8], pl.INT32, 1), dim=-1)")),
     ("cross_function_calls", orch("t = self.k(a, b, out)\nout = self.k(t, b, out)")),
     ("tile_full_create", kernel("z = pl.tile.full([16, 64], pl.FP32, 0.0)\nf = pl.full([16, 64], pl.FP16, 1.5)\n"
                                 "c = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Vec)\n"

@@ -198,6 +198,32 @@ def expand(op: str, lhs: torch.Tensor, rhs: torch.Tensor) -> torch.Tensor:
     return binary(name, lhs, rhs)
 
 
+def prelu(x: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
+    return torch.where(x >= 0, x, slope * x)
+
+
+# -- generated values -------------------------------------------------------------------------
+
+def arange(start: int, shape: Sequence[int], dtype: torch.dtype, descending: bool) -> torch.Tensor:
+    """start, start ± 1, ... along the last axis (leading dims are 1)."""
+    steps = torch.arange(shape[-1], dtype=torch.int64)
+    return (int(start) + (-steps if descending else steps)).reshape(list(shape)).to(dtype)
+
+
+def tri(diagonal: int, shape: Sequence[int], valid: Sequence[int] | None, dtype: torch.dtype,
+        upper: bool) -> torch.Tensor:
+    """1 inside the triangle (lower: j <= i + diagonal; upper: j >= i + diagonal), written over
+    the valid region of a zero tile."""
+    rows, cols = shape
+    i = torch.arange(rows).unsqueeze(1)
+    j = torch.arange(cols).unsqueeze(0)
+    mask = (j >= i + int(diagonal)) if upper else (j <= i + int(diagonal))
+    out = torch.zeros(rows, cols, dtype=dtype)
+    vr, vc = valid if valid is not None else shape
+    out[:vr, :vc] = mask[:vr, :vc].to(dtype)
+    return out
+
+
 # -- matmul -----------------------------------------------------------------------------------
 
 def _acc_dtype(dtype: torch.dtype) -> torch.dtype:

@@ -98,6 +98,11 @@ def _register() -> None:
                    ("cos", "torch.cos"), ("neg", "torch.neg"), ("abs", "torch.abs"),
                    ("not_", "torch.bitwise_not")):
         both(op, _torch_fn(fn))
+    TABLE["tile.rem"] = TABLE["tile.rems"] = lambda a: f"torch.remainder({a['lhs']}, {a['rhs']})"
+    for op, first in (("addc", "add"), ("subc", "sub"), ("addsc", "add"), ("subsc", "sub")):
+        TABLE[f"tile.{op}"] = lambda a, first=first: (f"rt.binary('add', rt.binary({first!r}, {a['lhs']}, "
+                                                      f"{a['rhs']}), {a['rhs2']})")
+    TABLE["tile.prelu"] = lambda a: f"rt.prelu({a['tile']}, {a['slope']})"
     TABLE["tensor.relu"] = _torch_fn("torch.relu")
     TABLE["tile.relu"] = _torch_fn("torch.relu", "tile")
     TABLE["tile.lrelu"] = lambda a: f"rt.lrelu({a['tile']}, {a['slope']})"
@@ -131,6 +136,7 @@ def _register() -> None:
         cond = a["init_cond"] if a.raw("init_cond") is not None else "None"
         return f"rt.matmul_acc({a['acc']}, {a['lhs']}, {a['rhs']}, {flags}, {cond})"
 
+    TABLE["tile.batch_matmul"] = lambda a: f"rt.matmul({a['lhs']}, {a['rhs']})"
     both("matmul", mm)
     both("matmul_acc", mm_acc)
     TABLE["tile.gemv"] = lambda a: f"rt.matmul({a['lhs']}, {a['rhs']})"
@@ -171,6 +177,19 @@ def _register() -> None:
                 f"{a.raw('atomic') is AtomicType.Add})")
 
     TABLE["tile.store"] = store
+    both("arange", lambda a: f"rt.arange({a['start']}, {a['shape']}, {a.dtype}, {bool(a.raw('descending'))})")
+    TABLE["tile.tri"] = lambda a: (f"rt.tri({a['diagonal']}, {a['shape']}, "
+                                   f"{a['valid_shape'] if a.raw('valid_shape') is not None else 'None'}, "
+                                   f"{a.dtype}, {bool(a.raw('upper'))})")
+
+    def gather(a: OpArgs) -> str:
+        if a.raw("dim") is None:
+            return f"{a['input']}.reshape(-1)[{a['index']}.long()]"
+        return f"torch.gather({a['input']}, {a.raw('dim')}, {a['index']}.long())"
+
+    both("gather", gather)
+    both("scatter", lambda a: (f"{a['input']}.clone().scatter_({a.raw('dim')}, {a['index']}.long(), "
+                               f"{a['src']})"))
     TABLE["tile.move"] = lambda a: f"{a['tile']}.clone()"
     both("read", lambda a: f"rt.read({a['src']}, {a['offset']})")
     both("write", lambda a: f"rt.write({a['dst']}, {a['offset']}, {a['value']})")

@@ -10,7 +10,13 @@ import operator
 from typing import Any, Callable, Sequence
 
 from ..dtypes import BOOL, FP32, INDEX, DataType
-from ..errors import EagerCallError, ParserNameError, ParserSyntaxError, ParserTypeError
+from ..errors import (
+    EagerCallError,
+    ParserNameError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UnsupportedConstructError,
+)
 from ..ir import expr as E
 from ..ir.enums import SplitMode
 from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
@@ -75,6 +81,8 @@ def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue:
     kwargs = {k: (_normalize_attr(v) if _is_attr(op, k) else v) for k, v in kwargs.items()}
     if name in SPLIT_CROSSINGS:
         kwargs = _with_region_mode(state, op.short_name, kwargs)
+    if op.short_name in ("gather", "scatter"):
+        args, kwargs = _indexing_args(op.short_name, args, kwargs)
     try:
         call = make_call(op, args, kwargs, state.span)
     except (OpTypeError, OpValueError) as e:
@@ -104,6 +112,27 @@ def _with_region_mode(state: ParseState, short: str, kwargs: dict[str, Any]) -> 
             hint=f"write pl.{short}(x) and let the region decide the mode",
         )
     return {**kwargs, "mode": state.split_mode}
+
+
+_HARDWARE_FORMS = {"mask_pattern": "mask", "output_dtype": "mask", "dst": "mask", "kvalue": "compare",
+                   "cmp_mode": "compare", "out_cols": "compare", "offset": "compare",
+                   "count_dtype": "compare"}
+
+
+def _indexing_args(short: str, args: list, kwargs: dict[str, Any]) -> tuple[list, dict[str, Any]]:
+    """`pl.gather(x, 1, idx)` / `pl.scatter(x, -1, idx, src)`: a positional int is the axis."""
+    for key in kwargs:
+        if key in _HARDWARE_FORMS:
+            raise UnsupportedConstructError(
+                f"the {_HARDWARE_FORMS[key]} form of pl.{short} ({key}=) drives Ascend hardware patterns and "
+                "is not available on the CPU backend",
+                hint=f"use the index form, e.g. pl.{short}(x, dim=-1, index=idx"
+                + (", src=values)" if short == "scatter" else ")"),
+            )
+    if len(args) >= 2 and isinstance(args[1], int) and not isinstance(args[1], bool) and "dim" not in kwargs:
+        kwargs = {**kwargs, "dim": args[1]}
+        args = [args[0], *args[2:]]
+    return args, kwargs
 
 
 def _is_attr(op: Any, name: str) -> bool:

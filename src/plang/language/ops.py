@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..errors import UnsupportedConstructError
 from ..ir.ops import REGISTRY
 from .dispatch import active_state, call_op, cast_scalar, op_by_spelling, unified_call
 
@@ -152,11 +153,33 @@ UNIFIED_NAMES: tuple[str, ...] = (
 """The documented unified op names on `pl`."""
 
 
+ASCEND_ONLY: dict[str, str] = {
+    "aic_initialize_pipe": "cross-core pipe set-up on the cube",
+    "aiv_initialize_pipe": "cross-core pipe set-up on the vector lanes",
+    "reserve_buffer": "a named cross-core buffer reservation",
+    "import_peer_buffer": "importing a peer function's cross-core buffer",
+    "tmov_x2zz": "the A5 exponent X-to-ZZ layout move",
+    "quant_mx": "MXFP8 block quantization",
+    "matmul_mx": "MX block-scale matmul",
+    "matmul_mx_acc": "MX block-scale matmul with accumulation",
+    "matmul_mx_bias": "MX block-scale matmul with bias",
+}
+"""Reference names for Ascend-only machinery: on the CPU backend the runtime owns pipes and
+buffers, and the MX formats have no CPU implementation, so calling them is an error."""
+
+
 def _unified(name: str) -> Callable[..., Any]:
     spelling = f"pl.{name}"
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         active_state(spelling)
+        if name in ASCEND_ONLY:
+            raise UnsupportedConstructError(
+                f"{spelling} ({ASCEND_ONLY[name]}) is Ascend-only machinery and is not available on the "
+                "CPU backend",
+                hint="the CPU runtime creates the cross-core pipes and buffers itself"
+                if "pipe" in name or "buffer" in name else "",
+            )
         spelled = op_by_spelling(spelling)
         if spelled is not None:
             return call_op(spelled, args, kwargs)

@@ -1,6 +1,17 @@
 """Op registry and every registered op (importing this package registers them all)."""
 
-from . import array, elementwise, layout, matmul, memory, pipe, reduce, system_ops  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    array,
+    elementwise,
+    generate,
+    indexing,
+    layout,
+    matmul,
+    memory,
+    pipe,
+    reduce,
+    system_ops,
+)
 from .registry import (
                        REGISTRY,
                        Bound,

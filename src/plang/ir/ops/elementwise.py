@@ -94,6 +94,11 @@ def _cmps(b: Bound) -> Type:
     return with_scalar(NUMERIC, BOOL)(b)
 
 
+def _rems(b: Bound) -> Type:
+    require_same_dtype(b, "tmp", b.tmp.type, "lhs", b.lhs.type)
+    return with_scalar(NUMERIC)(b)
+
+
 def _cast(b: Bound) -> Type:
     t = b.input.type
     require_dtype(b, "input", t.dtype, CASTABLE)
@@ -125,6 +130,33 @@ def _sels(b: Bound) -> Type:
 def _expands(b: Bound) -> Type:
     t = b.target.type
     require_scalar_matches(b, "scalar", b.scalar, t.dtype)
+    return result_like(t)
+
+
+def _carry(scalar: bool):
+    """addc / subc (three tiles) and addsc / subsc (tile, scalar, carry tile): every tile
+    operand shares lhs's dtype and shape."""
+
+    def deduce(b: Bound) -> Type:
+        lhs = b.lhs.type
+        require_dtype(b, "lhs", lhs.dtype, NUMERIC)
+        if scalar:
+            require_scalar_matches(b, "rhs", b.rhs, lhs.dtype)
+        for name in ("rhs2",) if scalar else ("rhs", "rhs2"):
+            t = b[name].type
+            require_same_dtype(b, name, t, "lhs", lhs)
+            require_same_shape(b, name, t, "lhs", lhs)
+        return result_like(lhs)
+
+    return deduce
+
+
+def _prelu(b: Bound) -> Type:
+    t, slope = b.tile.type, b.slope.type
+    require_dtype(b, "tile", t.dtype, FLOATS)
+    for name, other in (("slope", slope), ("tmp", b.tmp.type)):
+        require_same_dtype(b, name, other, "tile", t)
+    require_same_shape(b, "slope", slope, "tile", t)
     return result_like(t)
 
 
@@ -172,6 +204,21 @@ def _register_all() -> None:
     register("tile.lrelu", [P("tile", "tile"), P("slope", "scalar")],
              with_scalar(FLOATS, scalar="slope", shaped="tile"), unit="vector",
              doc="Elementwise leaky ReLU, max(x, slope * x).")
+
+    register("tile.rem", [P("lhs", "tile"), P("rhs", "tile"), P("tmp", "tile"), hp], binary(NUMERIC),
+             unit="vector", doc="Elementwise remainder lhs % rhs taking the sign of rhs (Python's `%`, "
+                                "torch.remainder); `tmp` is a same-dtype scratch tile.")
+    register("tile.rems", [P("lhs", "tile"), P("rhs", "scalar"), P("tmp", "tile")], _rems, unit="vector",
+             doc="Elementwise remainder lhs % rhs with a scalar rhs, taking the sign of rhs.")
+    carry = {"addc": "lhs + rhs + rhs2", "subc": "lhs - rhs + rhs2"}
+    for name, what in carry.items():
+        register(f"tile.{name}", [P("lhs", "tile"), P("rhs", "tile"), P("rhs2", "tile")], _carry(False),
+                 unit="vector", doc=f"Elementwise carry arithmetic {what} (rhs2: per-element carry-in).")
+        register(f"tile.{name[:-1]}sc", [P("lhs", "tile"), P("rhs", "scalar"), P("rhs2", "tile")],
+                 _carry(True), unit="vector",
+                 doc=f"Elementwise carry arithmetic {what} with a scalar rhs (rhs2: carry-in tile).")
+    register("tile.prelu", [P("tile", "tile"), P("slope", "tile"), P("tmp", "tile")], _prelu, unit="vector",
+             doc="Elementwise parametric ReLU: x where x >= 0, else slope * x (per-element slope).")
 
     family("cmp", lhs_rhs + [P("cmp_type", "attr", 0)], _cmp, unit="vector",
            doc="Elementwise comparison (cmp_type 0=eq 1=ne 2=lt 3=le 4=gt 5=ge) giving a BOOL mask.")

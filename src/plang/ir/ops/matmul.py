@@ -123,6 +123,14 @@ def _matmul(b: Bound) -> Type:
     return TileType(shape, dtype) if tile else TensorType(shape, dtype)
 
 
+def _batch_matmul(b: Bound) -> Type:
+    lhs, rhs = b.lhs.type, b.rhs.type
+    acc = acc_dtype(b, lhs, rhs)
+    for name, t in (("lhs", lhs), ("rhs", rhs)):
+        require_rank(b, name, t, min_rank=2)
+    return TileType(matmul_shape(b, lhs, rhs), acc)
+
+
 def _matmul_acc(b: Bound) -> Type:
     acc, lhs, rhs = b.acc.type, b.lhs.type, b.rhs.type
     want = acc_dtype(b, lhs, rhs)
@@ -201,6 +209,9 @@ def _register_all() -> None:
                                       P("init_cond", "scalar", None)],
                  _matmul_acc, unit="cube",
                  doc="acc + lhs @ rhs; where init_cond holds, acc is overwritten with lhs @ rhs.")
+    register("tile.batch_matmul", [P("lhs", "tile"), P("rhs", "tile")], _batch_matmul, unit="cube",
+             doc="Batched lhs @ rhs over the leading axes of rank >= 2 tiles (batch dims broadcast; "
+                 "accumulates like tile.matmul).")
     register("tile.matmul_bias", [P("lhs", "tile"), P("rhs", "tile"), P("bias", "tile")], _matmul_bias,
              unit="cube", doc="lhs @ rhs + bias, bias [1, N] in the accumulator dtype.")
     phase = P("acc_phase", "attr", AccPhase.Unspecified)

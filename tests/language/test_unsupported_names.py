@@ -1,0 +1,44 @@
+# ruff: noqa: E501  (DSL source text)
+"""Reference names with no CPU meaning raise UnsupportedConstructError at the user's line;
+the index forms of gather / scatter take a positional axis."""
+
+from __future__ import annotations
+
+import pytest
+
+import plang as pl
+from plang.language.ops import ASCEND_ONLY
+
+from .test_diagnostics import check
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_ONLY))
+def test_ascend_only_names_are_unsupported_constructs(name):
+    err = check(f"y = pl.{name}(t)\nreturn a", pl.UnsupportedConstructError,
+                f"pl.{name} ({ASCEND_ONLY[name]}) is Ascend-only machinery and is not available on the CPU backend",
+                f"pl.{name}(t)")
+    assert err.code == "PL400"
+
+
+def test_pipe_setup_hint_names_the_runtime():
+    err = check("pl.aic_initialize_pipe(dir_mask=1, slot_size=512)\nreturn a", pl.UnsupportedConstructError,
+                "pl.aic_initialize_pipe", "pl.aic_initialize_pipe(")
+    assert "the CPU runtime creates the cross-core pipes" in err.hint
+
+
+@pytest.mark.parametrize("body, what", [
+    ("y = pl.gather(t, mask_pattern=1)", "the mask form of pl.gather (mask_pattern=)"),
+    ("y = pl.gather(t, kvalue=1.0, cmp_mode='eq', out_cols=8)", "the compare form of pl.gather (kvalue=)"),
+    ("y = pl.scatter(t, mask_pattern=1, dst=t)", "the mask form of pl.scatter (mask_pattern=)"),
+])
+def test_hardware_forms_of_gather_and_scatter(body, what):
+    check(body + "\nreturn a", pl.UnsupportedConstructError, what, "pl.")
+
+
+def test_names_still_without_an_op_are_name_errors():
+    check("y = pl.sort32(t, t)\nreturn a", pl.ParserNameError, "pl.sort32 has no registered op", "pl.sort32(t, t)")
+
+
+def test_eager_call_of_an_ascend_only_name():
+    with pytest.raises(pl.EagerCallError, match="pl.reserve_buffer only works inside a DSL function"):
+        pl.reserve_buffer(name="buf", size=1024)

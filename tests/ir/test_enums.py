@@ -7,7 +7,8 @@ def test_level_aliases_resolve_to_primary_members():
     assert E.Level.L2CACHE is E.Level.CHIP_DIE
     assert E.Level.PROCESSOR is E.Level.CHIP and E.Level.UMA is E.Level.CHIP
     assert E.Level.NODE is E.Level.HOST
-    assert (E.Level.POD, E.Level.CLOS1, E.Level.CLOS2) == (E.Level.CLUSTER_0, E.Level.CLUSTER_1, E.Level.CLUSTER_2)
+    assert (E.Level.POD, E.Level.CLOS1, E.Level.CLOS2) == (
+        E.Level.CLUSTER_0, E.Level.CLUSTER_1, E.Level.CLUSTER_2)
 
 
 def test_reference_members_and_values():

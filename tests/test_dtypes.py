@@ -22,7 +22,8 @@ def test_every_reference_dtype_exists_once():
     (dt.FP32, 32, True, False, True), (dt.BF16, 16, True, False, True),
     (dt.FP4, 4, True, False, True),
     (dt.FP8E8M0, 8, True, False, False), (dt.INT4, 4, False, True, True), (dt.UINT16, 16, False, True, False),
-    (dt.BOOL, 8, False, False, False), (dt.INDEX, 64, False, True, True), (dt.TASK_ID, 64, False, True, False),
+    (dt.BOOL, 8, False, False, False), (dt.INDEX, 64, False, True, True),
+    (dt.TASK_ID, 64, False, True, False),
 ])
 def test_facts(dtype, bits, is_float, is_int, signed):
     assert (dtype.bits, dtype.is_float, dtype.is_int, dtype.signed) == (bits, is_float, is_int, signed)

@@ -6,11 +6,15 @@ whose MR × NR/16 accumulators stay in vector registers through the whole k loop
 NR/16 vectors of B's row k are loaded and each of the MR A elements is broadcast and
 fused-multiply-added into its row's accumulators.
 
-* FP32: B is read in place from its tile buffer (rows are contiguous).
-* BF16: B is packed pair-interleaved along k into a scratch buffer and the block uses
-  `x86.avx512.dot` (two k steps per instruction, FP32 accumulation).
-* FP16 / INT8 (and BF16 with an odd k extent): B is converted once per call into an FP32 /
-  INT32 scratch buffer; A elements are converted as they are broadcast.
+B is packed once per call into contiguous NR-column panels (so a block streams its panel
+linearly), reading B's chunks straight from DDR when B is a deferred `tile.load` (no tile
+copy):
+
+* FP32: packed as is, except that a B already in a tile buffer is read in place.
+* BF16: packed pair-interleaved along k and the block uses `x86.avx512.dot` (two k steps
+  per instruction, FP32 accumulation).
+* FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A
+  elements are converted as they are broadcast.
 
 `init_cond` (matmul_acc / gemv_acc) selects, at run time, whether the block starts from
 zero or from the incoming accumulator.
@@ -19,11 +23,12 @@ zero or from the incoming accumulator.
 from __future__ import annotations
 
 from ...dtypes import BF16, BOOL, FP16, FP32, INT8, INT32, DataType
-from .builder import KernelBuilder, TileBuf
+from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import LowerContext, unsupported
 from .lower_scalar import convert, lower_scalar
 from .mlir import arith, ir, memref, scf, vector, x86
 from .vector_math import splat
+from .vectors import LazyTile, read_chunk
 
 ACCUMULATING = ("tile.matmul_acc", "tile.gemv_acc")
 LANES = 16
@@ -36,49 +41,46 @@ def _vt(elem: ir.Type, n: int = LANES) -> ir.VectorType:
 
 
 class _Operands:
-    """How the micro-kernel reads A and B for one operand dtype."""
+    """How the micro-kernel reads A and B for one operand dtype.
 
-    def __init__(self, kb: KernelBuilder, a: TileBuf, b: TileBuf, acc_elem: ir.Type) -> None:
-        self.kb, self.a, self.b, self.acc_elem = kb, a, b, acc_elem
+    B is read from `b_buf` at `n0 * panel + k * row + lane` for the block at column `n0`:
+    FP32 B already in a tile buffer is read in place (panel 1, row = pitch); otherwise B's
+    chunks — straight from DDR when B is a deferred load — are packed once per call into
+    contiguous column panels of `nr` lanes (panel K, row nr), converted to the accumulator
+    type, or for BF16 interleaved in k pairs."""
+
+    def __init__(self, kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, acc_elem: ir.Type) -> None:
+        self.kb, self.a, self.acc_elem = kb, a, acc_elem
         self.dot = a.dtype is BF16 and a.cols % 2 == 0 and a.pitch % 2 == 0
         self.is_int = a.dtype is INT8
         self.K = a.cols
-        if self.dot:
-            self.b_buf = self._pack_bf16_pairs()
-        elif a.dtype in (FP32,):
-            self.b_buf = b.buf
+        if a.dtype is FP32 and isinstance(b, TileBuf):
+            self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
         else:
-            self.b_buf = self._convert_b()
+            self.b_buf, self.panel, self.row = self._pack_b(b), self.K, b.width
 
-    def _convert_b(self) -> ir.Value:
-        kb, b = self.kb, self.b
-        buf = kb.alloc_scratch(self.acc_elem, b.rows * b.pitch)
-        n = b.rows * b.pitch
-        step = LANES if n % LANES == 0 else 1
-        with kb.loop(0, n, step) as lp:
-            i = lp.induction_variable
-            v = vector.load(_vt(b.buf.type.element_type, step), b.buf, [i])
-            v = (arith.extsi(_vt(self.acc_elem, step), v) if self.is_int
-                 else arith.extf(_vt(self.acc_elem, step), v))
-            vector.store(v, buf, [i])
-        return buf
-
-    def _pack_bf16_pairs(self) -> ir.Value:
-        """Bp[kp, n, 0..1] = (B[2kp, n], B[2kp+1, n]), so one 32-lane load feeds one dot."""
-        kb, b = self.kb, self.b
-        buf = kb.alloc_scratch(b.buf.type.element_type, b.rows * b.pitch)
-        step = LANES if b.pitch % LANES == 0 else 1
-        bf = b.buf.type.element_type
-        with kb.loop(0, b.rows // 2) as lk:
-            kp = lk.induction_variable
-            row0 = arith.muli(arith.muli(kp, kb.idx(2)), kb.idx(b.pitch))
-            row1 = arith.addi(row0, kb.idx(b.pitch))
-            with kb.loop(0, b.pitch, step) as ln:
-                n = ln.induction_variable
-                v0 = vector.load(_vt(bf, step), b.buf, [arith.addi(row0, n)])
-                v1 = vector.load(_vt(bf, step), b.buf, [arith.addi(row1, n)])
-                pair = vector.interleave(v0, v1)
-                vector.store(pair, buf, [arith.addi(row0, arith.muli(n, kb.idx(2)))])
+    def _pack_b(self, b: TileBuf | LazyTile) -> ir.Value:
+        kb, w = self.kb, b.width
+        elem = mlir_type(b.dtype) if self.dot else self.acc_elem
+        buf = kb.alloc_scratch(elem, self.K * b.pitch)
+        with kb.loop(0, self.K // 2 if self.dot else self.K) as lk:
+            k = lk.induction_variable
+            with kb.loop(0, b.pitch, w) as ln:
+                c = ln.induction_variable
+                base = arith.muli(c, kb.idx(self.K))
+                if self.dot:  # Bp[kp, n, 0..1] = (B[2kp, n], B[2kp+1, n]): one load per dot
+                    k0 = arith.muli(k, kb.idx(2))
+                    v = vector.interleave(read_chunk(kb, b, k0, c),
+                                          read_chunk(kb, b, arith.addi(k0, kb.idx(1)), c))
+                    off = arith.addi(base, arith.muli(k, kb.idx(2 * w)))
+                else:
+                    v = read_chunk(kb, b, k, c)
+                    if self.is_int:
+                        v = arith.extsi(_vt(elem, w), v)
+                    elif b.dtype is not FP32:
+                        v = arith.extf(_vt(elem, w), v)
+                    off = arith.addi(base, arith.muli(k, kb.idx(w)))
+                vector.store(v, buf, [off])
         return buf
 
     def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
@@ -100,14 +102,19 @@ class _Operands:
         word = vector.extract(vector.bitcast(_vt(i32, 1), two), [], [0])
         return vector.bitcast(_vt(a.buf.type.element_type, 2 * LANES), vector.broadcast(_vt(i32), word))
 
-    def b_row(self, k: ir.Value, n: ir.Value) -> ir.Value:
-        off = arith.addi(arith.muli(k, self.kb.idx(self.b.pitch)), n)
-        return vector.load(_vt(self.acc_elem), self.b_buf, [off])
+    def _b_offset(self, k: ir.Value, n0: ir.Value, lane: int, pairs: int) -> ir.Value:
+        kb = self.kb
+        off = arith.addi(arith.muli(n0, kb.idx(self.panel)), arith.muli(k, kb.idx(pairs * self.row)))
+        return arith.addi(off, kb.idx(pairs * lane))
 
-    def b_pair_row(self, kp: ir.Value, n: ir.Value) -> ir.Value:
-        b, kb = self.b, self.kb
-        off = arith.addi(arith.muli(kp, kb.idx(2 * b.pitch)), arith.muli(n, kb.idx(2)))
-        return vector.load(_vt(b.buf.type.element_type, 2 * LANES), self.b_buf, [off])
+    def b_row(self, k: ir.Value, n0: ir.Value, lane: int) -> ir.Value:
+        """B[k, n0 + lane : n0 + lane + 16]."""
+        return vector.load(_vt(self.acc_elem), self.b_buf, [self._b_offset(k, n0, lane, 1)])
+
+    def b_pair_row(self, kp: ir.Value, n0: ir.Value, lane: int) -> ir.Value:
+        """The 16 (B[2kp, n], B[2kp+1, n]) pairs from column n0 + lane on."""
+        vt = _vt(self.b_buf.type.element_type, 2 * LANES)
+        return vector.load(vt, self.b_buf, [self._b_offset(kp, n0, lane, 2)])
 
     def fma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
         if self.is_int:
@@ -125,7 +132,7 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K // 2), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             kp = loop.induction_variable
-            bs = [ops.b_pair_row(kp, c) for c in cols]
+            bs = [ops.b_pair_row(kp, n0, LANES * j) for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
             for r in rows:
@@ -136,7 +143,7 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
-            bs = [ops.b_row(k, c) for c in cols]
+            bs = [ops.b_row(k, n0, LANES * j) for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
             for r in rows:
@@ -150,13 +157,15 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
             vector.store(next(res), out.buf, [arith.addi(base, c)])
 
 
-def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf, out: TileBuf, init_from) -> None:
+def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileBuf, init_from) -> None:
     """out = init + a @ b. `init_from(row, col)` gives a block's starting accumulator."""
     acc_elem = out.buf.type.element_type
     ops = _Operands(kb, a, b, acc_elem)
     nr = min(64, out.pitch) if out.pitch >= LANES else out.pitch
     if out.pitch % LANES or nr % LANES:
         raise AssertionError("matmul output pitch must be a multiple of 16 lanes")
+    if ops.row != nr and ops.panel != 1:
+        raise AssertionError("packed B panels must be as wide as the output block")
     nv = nr // LANES
     m_main = (out.rows // MR) * MR
     with kb.loop(0, out.pitch, nr) as ln:
@@ -173,7 +182,7 @@ def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf, out: TileBuf, init_fr
                    lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))))
 
 
-def _check(lc: LowerContext, name: str, a: TileBuf, b: TileBuf, out_dtype: DataType) -> None:
+def _check(lc: LowerContext, name: str, a: TileBuf, b: TileBuf | LazyTile, out_dtype: DataType) -> None:
     if a.dtype not in _ACC or b.dtype is not a.dtype:
         raise unsupported(lc.where(name), a.dtype if a.dtype not in _ACC else b.dtype)
     if _ACC[a.dtype] is not out_dtype:
@@ -194,7 +203,7 @@ def lower_matmul(lc: LowerContext, short: str, a: dict) -> TileBuf:
     if a.get("a_trans") or a.get("b_trans"):
         raise lc.error(f"{name} with a_trans / b_trans is not supported by the kernel backend; "
                        "transpose the operand tile first")
-    lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
+    lhs, rhs = lc.tile(a["lhs"]), lc.operand(a["rhs"])
     out = _narrow_output(lc, lc.result_tile(), name)
     _check(lc, name, lhs, rhs, out.dtype)
     kb = lc.kb

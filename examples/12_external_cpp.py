@@ -15,8 +15,6 @@ from pathlib import Path
 import torch
 
 import plang as pl
-from plang.jit.build import build_compiled_program
-from plang.passes import PassManager
 from plang.runtime import RunConfig
 
 ROWS, COLS = 64, 128
@@ -49,8 +47,7 @@ class SoftplusResidual:
 
 if __name__ == "__main__":
     config = RunConfig()
-    lowered = PassManager().run(SoftplusResidual)
-    compiled = build_compiled_program(SoftplusResidual, lowered, config, entry="main", key=None)
+    compiled = pl.compile(SoftplusResidual, config, entry="main")
     x = torch.randn(ROWS, COLS) * 10
     out = torch.empty(ROWS, COLS)
     compiled(x, out)

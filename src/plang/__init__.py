@@ -67,5 +67,6 @@ ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
 
 from .jit import RUNTIME, JITFunction, jit  # noqa: E402
+from .jit import compile_program as compile  # noqa: E402
 
 __version__ = "0.1.0"

@@ -72,3 +72,17 @@ def fused_bias_relu(x: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
 def bad_shapes(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     c = add_tile(a, a, c, a)
     return c
+
+
+@pl.jit
+def rebind_out(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.add(x, x)  # noqa: F841  (an Out parameter: plang writes it back)
+    return y
+
+
+@pl.jit
+def rebind_out_no_return(x: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y = pl.add(x, x)  # noqa: F841  (an Out parameter: plang writes it back)
+        z = pl.mul(x, x)  # noqa: F841

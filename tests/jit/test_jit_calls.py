@@ -151,3 +151,17 @@ def test_errors_in_kernels_point_at_the_users_file_and_line():
     err = info.value
     assert err.span.filename.endswith("jit_kernels.py") and err.span.begin_line == line
     assert "c = add_tile(a, a, c, a)" in str(err)
+
+
+def test_out_tensor_rebound_to_a_new_value_is_written_back():
+    x, y = torch.randn(4, 64), torch.zeros(4, 64)
+    result = K.rebind_out(x, y)
+    torch.testing.assert_close(y, x + x)
+    assert result is y
+
+
+def test_out_tensors_are_written_even_when_not_returned():
+    x, y, z = torch.randn(4, 64), torch.zeros(4, 64), torch.zeros(4, 64)
+    assert K.rebind_out_no_return(x, y, z) is None
+    torch.testing.assert_close(y, x + x)
+    torch.testing.assert_close(z, x * x)

@@ -12,6 +12,7 @@ from ..dtypes import DataType
 from ..ir.enums import FunctionType
 from ..ir.function import Function, Program
 from ..ir.types import ScalarType, TensorType, dim_value
+from .specializer import ReturnPlan
 
 
 def _signature(fn: Function):
@@ -35,13 +36,15 @@ def _entry_name(lowered: Program, entry: str) -> str:
     if entry in lowered.functions:
         return entry
     host = [f.name for f in lowered.functions.values() if f.func_type is FunctionType.Orchestration]
-    if len(host) == 1:
+    if len(host) == 1 and not entry:
         return host[0]
-    raise TypeError(f"lowered program has no orchestration entry named {entry!r}")
+    wanted = f"an orchestration entry named {entry!r}" if entry else "exactly one Orchestration function"
+    raise TypeError(f"program {lowered.name!r} needs {wanted} to run; it has "
+                    f"{', '.join(host) or 'none'}")
 
 
 def build_compiled_program(program: Program | None, lowered: Program, config, entry: str,
-                           key: tuple | None):
+                           returns: ReturnPlan, key: tuple | None):
     """Compile every core function and the orchestration of `lowered`."""
     from ..codegen.kernel import compile_kernel
     from ..codegen.orchestration import generate_orchestration
@@ -59,9 +62,18 @@ def build_compiled_program(program: Program | None, lowered: Program, config, en
                                program)
     compiled.lowered = lowered
     compiled.mlir = {k.name: k.mlir_text for k in natives}
+    _set_returns(compiled, returns.arity, returns.writebacks)
     if key is not None:
         _save(compiled, natives, key, device.aiv_per_cluster)
     return compiled
+
+
+def _set_returns(compiled, arity: int, writebacks) -> None:
+    """Tell the runtime which results are Out / InOut tensors' final values (by parameter
+    index in the compiled signature) and how many results the user gets back."""
+    index = {p.name: i for i, p in enumerate(compiled.signature)}
+    compiled.result_arity = arity
+    compiled.writebacks = tuple((pos, index[name]) for pos, name in writebacks if name in index)
 
 
 def _save(compiled, natives, key: tuple, aiv_lanes: int) -> None:
@@ -75,6 +87,8 @@ def _save(compiled, natives, key: tuple, aiv_lanes: int) -> None:
             "orchestration": compiled.source,
             "kernels": [k.name for k in natives],
             "aiv_lanes": aiv_lanes,
+            "result_arity": compiled.result_arity,
+            "writebacks": [[i, compiled.signature[p].name] for i, p in compiled.writebacks],
             "signature": [[p.name, p.dtype.name, None if p.shape is None else list(p.shape),
                            p.direction.value] for p in compiled.signature],
         }
@@ -109,5 +123,6 @@ def _restore(folder: Path, meta: dict):
                                meta["orchestration"], None)
     compiled.lowered = None
     compiled.mlir = {name: k.kernel.mlir_text for name, k in kernels.items()}
+    _set_returns(compiled, meta["result_arity"], [tuple(w) for w in meta["writebacks"]])
     compiled.from_disk = True
     return compiled

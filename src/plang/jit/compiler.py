@@ -37,10 +37,15 @@ def constants_key(entry: JITFunction) -> tuple:
 
 def parse_specialized(entry: JITFunction, binding: Binding):
     """The specialized `@pl.program` source, parsed (diagnostics point at the user's file)."""
+    return _specialize_and_parse(entry, binding)[1]
+
+
+def _specialize_and_parse(entry: JITFunction, binding: Binding):
     import plang
 
     spec = specialize_source(entry, binding)
-    return plang.parse(spec.source, filename=f"<specialized {entry.name}>", source_map=spec.source_map)
+    return spec, plang.parse(spec.source, filename=f"<specialized {entry.name}>",
+                             source_map=spec.source_map)
 
 
 def lower_program(program, config):
@@ -71,7 +76,26 @@ def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
             COUNTERS["disk_hits"] += 1
             return restored
     COUNTERS["compiles"] += 1
-    program = parse_specialized(entry, binding)
+    spec, program = _specialize_and_parse(entry, binding)
     lowered = lower_program(program, config)
-    return build_compiled_program(program, lowered, config, entry=entry.name,
+    return build_compiled_program(program, lowered, config, entry=entry.name, returns=spec.returns,
                                   key=key if config.disk_cache else None)
+
+
+def compile_program(program, config=None, entry: str | None = None):
+    """Lower a parsed `@pl.program` (or `pl.parse` result) and build its `CompiledProgram`:
+    the explicit-compile path for programs written without `@pl.jit` (`pl.compile`).
+    `entry` names the Orchestration function to run (default: the only one)."""
+    from ..ir.function import Function, Program
+    from .build import build_compiled_program
+    from .function import _config
+    from .specializer import ReturnPlan
+
+    if isinstance(program, Function):
+        program = Program(program.name, [program])
+    if not isinstance(program, Program):
+        raise TypeError(f"pl.compile takes an ir.Program or ir.Function, got {type(program).__name__}")
+    config = _config(config)
+    lowered = lower_program(program, config)
+    return build_compiled_program(program, lowered, config, entry=entry or "", returns=ReturnPlan(-1, ()),
+                                  key=None)

@@ -2,9 +2,10 @@
 
 Layout: `<root>/<key-hash>/` holding `meta.json` (format version, plang version, the key, the
 signature, the orchestration source, the kernel list) and one shared library per kernel.
-Entries are written into a temporary folder and renamed into place (atomic); an entry that
-is missing pieces, corrupt, or from another plang / format version is ignored (and
-replaced by the next store), never trusted.
+Entries are keyed by the specialization, plang's version and a hash of plang's own source
+(so a changed compiler never reuses old code), and the CPU model. They are written into a
+temporary folder and renamed into place (atomic); an entry that is missing pieces, corrupt,
+or from another plang / format version is ignored (and replaced by the next store).
 
 Root: `$PLANG_CACHE_DIR`, else `$XDG_CACHE_HOME/plang`, else `~/.cache/plang`.
 `PLANG_DISK_CACHE=0` disables it.
@@ -12,6 +13,7 @@ Root: `$PLANG_CACHE_DIR`, else `$XDG_CACHE_HOME/plang`, else `~/.cache/plang`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -49,13 +51,26 @@ def _machine_tag() -> str:
     return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
 
 
+@functools.lru_cache(maxsize=1)
+def _code_tag() -> str:
+    """Hash of plang's own source: an entry built by other compiler code is never reused."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".c") and path.is_file():
+            digest.update(str(path.relative_to(package)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def entry_dir(key: tuple) -> Path | None:
     root = cache_root()
     if root is None:
         return None
     from .. import __version__
 
-    digest = hashlib.sha256(repr((FORMAT_VERSION, __version__, _machine_tag(), key)).encode()).hexdigest()
+    tag = (FORMAT_VERSION, __version__, _code_tag(), _machine_tag(), key)
+    digest = hashlib.sha256(repr(tag).encode()).hexdigest()
     return root / digest[:32]
 
 

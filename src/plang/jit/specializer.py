@@ -29,11 +29,22 @@ _KIND_DECORATOR = {
 }
 
 
+@dataclass(frozen=True)
+class ReturnPlan:
+    """How the entry's program result maps back to the user: the first `arity` values are what
+    the user's `return` gives (-1: pass the result through unchanged), and each
+    (position, parameter) in `writebacks` is an Out / InOut tensor's final value."""
+
+    arity: int
+    writebacks: tuple[tuple[int, str], ...]
+
+
 @dataclass
 class Specialized:
     source: str
     source_map: SourceMap
     constants: tuple[tuple[str, str], ...]  # (name, literal) of closure/global values read
+    returns: ReturnPlan
 
 
 def collect_functions(entry: JITFunction) -> list[JITFunction]:
@@ -71,9 +82,12 @@ def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
     const_lines = [f"{n} = {lit}" for n, lit in sorted(constants.items()) if n not in dynvars]
     out += dyn_lines + const_lines + ["", "", "@pl.program", f"class {entry.name}:"]
     source_map: SourceMap = {}
+    returns = ReturnPlan(-1, ())
     for fn in reversed(functions):  # callees before callers
-        _emit_function(fn, annotations[fn.name], {d.name for d in functions}, out, source_map)
-    return Specialized("\n".join(out) + "\n", source_map, tuple(sorted(constants.items())))
+        plan = _emit_function(fn, annotations[fn.name], {d.name for d in functions}, out, source_map)
+        if fn is entry:
+            returns = plan
+    return Specialized("\n".join(out) + "\n", source_map, tuple(sorted(constants.items())), returns)
 
 
 def _annotation(spec: ParamSpec, shape: TensorShape | None, scalar_dtype) -> str:
@@ -198,7 +212,7 @@ def _free_constants(fn: JITFunction, dep_names: set[str]) -> dict[str, str]:
 
 
 def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], out: list[str],
-                   source_map: SourceMap) -> None:
+                   source_map: SourceMap) -> ReturnPlan | None:
     src = fn.source
     fdef = src.fdef
     decorator = _KIND_DECORATOR[fn.kind]
@@ -208,7 +222,7 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
     out.append("")
     out.append(f"    {decorator}")
     params = ", ".join(["self"] + [f"{name}: {text}" for name, text in ann.items()])
-    out.append(f"    def {fdef.name}({params}){_return_annotation(fdef, ann)}:")
+    out.append(f"    def {fdef.name}({params}):")
     source_map[len(out)] = (src.filename, src.orig_line(fdef.lineno), 0)
     body = fdef.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
@@ -216,30 +230,45 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
         body = body[1:]
     if not body:
         out.append("        pass")
-        return
+        return ReturnPlan(0, ()) if fn.kind == "orchestration" else None
     first, last = body[0].lineno, fdef.end_lineno
     lines = list(src.lines[first - 1:last])
     _rewrite(src, dep_names, lines, first)
+    plan = _return_outputs(src, body, lines, first) if fn.kind == "orchestration" else None
     for offset, line in enumerate(lines):
         out.append("    " + line if line.strip() else "")
-        source_map[len(out)] = (src.filename, src.orig_line(first + offset), 4)
+        source_map[len(out)] = (src.filename, src.orig_line(min(first + offset, last)), 4)
+    return plan
 
 
-def _return_annotation(fdef: ast.FunctionDef, ann: dict[str, str]) -> str:
-    """` -> T` when every `return` returns parameters (whose types are known), else ``."""
-    types: list[str] | None = None
-    for node in ast.walk(fdef):
-        if isinstance(node, ast.Return) and node.value is not None:
-            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-            if not all(isinstance(v, ast.Name) and v.id in ann for v in values):
-                return ""
-            these = [_strip_direction(ann[v.id]) for v in values]
-            if types is not None and these != types:
-                return ""
-            types = these
-    if not types:
-        return ""
-    return f" -> {types[0]}" if len(types) == 1 else f" -> tuple[{', '.join(types)}]"
+def _return_outputs(src: FunctionSource, body: list[ast.stmt], lines: list[str], first: int) -> ReturnPlan:
+    """Make the entry also return every Out / InOut tensor it does not return, so a result
+    rebound to a new buffer (`y = pl.add(x, x)` in a scope) can be written back into the
+    caller's tensor. Edits `lines`; returns where each output sits in the program's result."""
+    outs = [p.name for p in src.params if p.kind == "tensor" and p.direction is not ParamDirection.In]
+    returns = [n for n in ast.walk(src.fdef) if isinstance(n, ast.Return)]
+    final = body[-1]
+    if returns and not (len(returns) == 1 and returns[0] is final):
+        return ReturnPlan(-1, ())  # several or early returns: results are passed through as they are
+    values = [] if not returns or final.value is None else (
+        final.value.elts if isinstance(final.value, ast.Tuple) else [final.value])
+    names = [v.id if isinstance(v, ast.Name) else None for v in values]
+    extra = [o for o in outs if o not in names]
+    writebacks = [(i, n) for i, n in enumerate(names) if n in outs]
+    writebacks += [(len(values) + k, o) for k, o in enumerate(extra)]
+    if extra:
+        text = "\n".join(src.lines)
+        parts = [ast.get_source_segment(text, v) for v in values] + extra
+        if returns:
+            lo = final.lineno - first
+            indent = lines[lo][: len(lines[lo]) - len(lines[lo].lstrip())]
+            lines[lo] = f"{indent}return {', '.join(parts)}"
+            for k in range(lo + 1, final.end_lineno - first + 1):
+                lines[k] = ""
+        else:
+            indent = lines[final.lineno - first][: final.col_offset]
+            lines.append(f"{indent}return {', '.join(parts)}")
+    return ReturnPlan(len(values), tuple(writebacks))
 
 
 def _rewrite(src: FunctionSource, dep_names: set[str], lines: list[str], first: int) -> None:

@@ -50,6 +50,26 @@ class CompiledProgram:
         self.kernels = dict(kernels)
         self.source = source
         self.program = program
+        self.result_arity = -1  # results the caller gets back (-1: the orchestration's result as is)
+        self.writebacks: tuple[tuple[int, int], ...] = ()  # (result position, Out/InOut param index)
+
+    def finish_result(self, result: Any, args: Sequence[Any]) -> Any:
+        """Write each Out / InOut tensor's final value into the caller's tensor when the
+        program left it in another buffer, then give back the caller's part of the result
+        (the caller's own tensor wherever an output is returned)."""
+        if self.result_arity < 0:
+            return result
+        values = result if isinstance(result, tuple) else (result,)
+        outputs = dict(self.writebacks)
+        for position, index in self.writebacks:
+            final, target = values[position], args[index]
+            target = target.torch() if isinstance(target, DeviceTensor) else target
+            if isinstance(final, torch.Tensor) and not _same_buffer(final, target):
+                target.copy_(final)
+        user = tuple(args[outputs[i]] if i in outputs else values[i] for i in range(self.result_arity))
+        if not user:
+            return None
+        return user[0] if len(user) == 1 else user
 
     def check_args(self, args: Sequence[Any]) -> dict[str, int]:
         """Validate arguments against the signature; returns the dynamic dims' values."""
@@ -73,6 +93,10 @@ class CompiledProgram:
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.name} kernels={sorted(self.kernels)}>"
+
+
+def _same_buffer(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride())
 
 
 def _check_tensor(program: str, spec: ParamSpec, value: Any, dims: dict[str, int]) -> None:

@@ -113,6 +113,7 @@ class ChipWorker:
                     result = compiled.orchestration(rt, *[as_torch(a) for a in args])
                 finally:
                     self.scheduler.wait()
+                result = compiled.finish_result(result, args)
             finally:
                 self.scheduler.profiler = None
                 if profiler is not None:

@@ -86,3 +86,29 @@ def rebind_out_no_return(x: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor
     with pl.at(level=pl.Level.CORE_GROUP):
         y = pl.add(x, x)  # noqa: F841  (an Out parameter: plang writes it back)
         z = pl.mul(x, x)  # noqa: F841
+
+
+T32x64 = pl.Tensor[[32, 64], pl.FP32]
+
+
+@pl.jit.incore
+def square_tile(x: T32x64, y: pl.Out[T32x64]):
+    t = pl.load(x, [0, 0], [32, 64])
+    y = pl.store(pl.mul(t, t), [0, 0], y)
+    return y
+
+
+@pl.jit.incore
+def add_tiles(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    ta = pl.load(a, [0, 0], [32, 64])
+    tb = pl.load(b, [0, 0], [32, 64])
+    c = pl.store(pl.add(ta, tb), [0, 0], c)
+    return c
+
+
+@pl.jit
+def square_plus(x: T32x64, y: pl.Out[T32x64]):
+    sq = pl.create_tensor([32, 64], dtype=pl.FP32)
+    sq = square_tile(x, sq)
+    y = add_tiles(sq, x, y)
+    return y

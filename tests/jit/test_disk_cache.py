@@ -18,6 +18,7 @@ a, b, c = torch.randn(32, 64), torch.randn(32, 64), torch.zeros(32, 64)
 K.add(a, b, c)
 torch.testing.assert_close(c, a + b)
 print("COUNTERS", COUNTERS["compiles"], COUNTERS["disk_hits"])
+assert not COUNTERS["disk_hits"] or "torch_mlir" not in sys.modules, "a disk-cache hit imported MLIR"
 """
 
 

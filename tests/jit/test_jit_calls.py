@@ -165,3 +165,10 @@ def test_out_tensors_are_written_even_when_not_returned():
     assert K.rebind_out_no_return(x, y, z) is None
     torch.testing.assert_close(y, x + x)
     torch.testing.assert_close(z, x * x)
+
+
+def test_annotation_aliases_and_intermediate_tensors():
+    x, y = torch.randn(32, 64), torch.zeros(32, 64)
+    K.square_plus(x, y)
+    torch.testing.assert_close(y, x * x + x)
+    assert K.square_plus.compile() is K.square_plus.compile(x, y)

@@ -105,9 +105,41 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
     if kind == "Scalar":
         dtype = _eval(node.slice, ns) if isinstance(node, ast.Subscript) else None
         return ParamSpec(name, "scalar", direction, None, dtype, default=default, lineno=line)
+    alias = _eval_alias(node, ns)
+    if alias is not None:  # a name bound to an annotation, e.g. `T = pl.Tensor[[64, 64], pl.FP32]`
+        return _from_type_spec(name, alias, direction, default, line)
     raise TypeError(f"{filename}:{line}: parameter {name!r}: @pl.jit parameters must be annotated "
                     f"pl.Tensor, pl.Out[...], pl.InOut[...], pl.Scalar[...] or (in @pl.jit.inline / "
                     f"@pl.jit.incore helpers) pl.Tile[...], got {ast.unparse(node)}")
+
+
+def _eval_alias(node: ast.expr, ns: Mapping[str, Any]) -> Any:
+    from ..language.values import TypeSpec
+
+    try:
+        value = _eval(node, ns)
+    except Exception:
+        return None
+    return value if isinstance(value, TypeSpec) else None
+
+
+def _from_type_spec(name: str, spec: Any, direction: ParamDirection, default: Any, line: int) -> ParamSpec:
+    from ..ir.printer import python_print
+    from ..ir.types import ScalarType, TensorType, TileType, dim_value
+    from ..language.values import DynVar
+
+    if spec.direction is not ParamDirection.In:
+        direction = spec.direction
+    t = spec.type
+    if isinstance(t, TensorType):
+        dims = tuple(dim_value(d) if dim_value(d) is not None else DynVar(d.name) for d in t.shape)
+        return ParamSpec(name, "tensor", direction, dims, t.dtype, t.layout, default, line)
+    if isinstance(t, ScalarType):
+        return ParamSpec(name, "scalar", direction, None, t.dtype, default=default, lineno=line)
+    if isinstance(t, TileType):
+        return ParamSpec(name, "tile", direction, None, None, default=default, lineno=line,
+                         text=python_print(t))
+    raise TypeError(f"parameter {name!r}: a @pl.jit parameter can not have type {python_print(t)}")
 
 
 def _dotted(node: ast.expr) -> str:

@@ -154,13 +154,39 @@ def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: lis
                 (k.value for k in node.keywords if k.arg == spec.name), None)
             if isinstance(arg, ast.Call) and _dotted(arg.func) in ("pl.no_dep",) and arg.args:
                 arg = arg.args[0]
-            if isinstance(arg, ast.Name) and arg.id in caller_ann:
-                inner = _strip_direction(caller_ann[arg.id])
+            if not isinstance(arg, ast.Name):
+                continue
+            inner = _strip_direction(caller_ann[arg.id]) if arg.id in caller_ann else \
+                _created_tensor(caller, arg.id)
+            if inner is not None:
                 if spec.direction is ParamDirection.Out:
                     return f"pl.Out[{inner}]"
                 if spec.direction is ParamDirection.InOut:
                     return f"pl.InOut[{inner}]"
                 return inner
+    return None
+
+
+def _created_tensor(fn: JITFunction, name: str) -> str | None:
+    """The annotation of a local made by `name = pl.create_tensor([dims], dtype=...)`."""
+    from .signature import _eval
+
+    for node in ast.walk(fn.source.fdef):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+                and isinstance(node.value, ast.Call)
+                and _dotted(node.value.func) in ("pl.create_tensor", "pl.tensor.create")):
+            continue
+        call = node.value
+        args = {k.arg: k.value for k in call.keywords}
+        shape = call.args[0] if call.args else args.get("shape")
+        dtype = call.args[1] if len(call.args) > 1 else args.get("dtype")
+        try:
+            dims, dt = _eval(shape, fn.source.namespace), _eval(dtype, fn.source.namespace)
+        except Exception:
+            return None
+        if isinstance(dims, (list, tuple)) and all(isinstance(d, int) for d in dims):
+            return f"pl.Tensor[[{', '.join(map(str, dims))}], {dt}]"
     return None
 
 

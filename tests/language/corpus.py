@@ -267,5 +267,21 @@ def sub_worker(x: pl.Tensor[[64], pl.FP32, pl.NZ], n: pl.Scalar[pl.INDEX]) -> pl
     return x
 """
 
+EXTERNAL = f"""
+import plang as pl
+
+
+@pl.program
+class Ext:
+    @pl.function(type=pl.FunctionType.AIV, external_source="softplus.cpp")
+    def softplus({_SIG}) -> {_T}:
+        ...
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main({_SIG}) -> {_T}:
+        out = self.softplus(a, b, out)
+        return out
+"""
+
 CORPUS += [("dynamic_dims", DYNAMIC), ("inline_functions", INLINE), ("multi_return_and_tuple_submit", MULTI_RETURN),
-           ("lone_function_layout", LONE_FUNCTION)]
+           ("lone_function_layout", LONE_FUNCTION), ("external_source_kernel", EXTERNAL)]

@@ -189,7 +189,10 @@ class _Printer:
         expr_attrs = {k: v for k, v in fn.attrs.items() if _holds_expr(v)}
         if expr_attrs:
             self.line(f"pl.func_attr({self.value(expr_attrs)})")
-        self.body(fn.body, allow_empty=bool(expr_attrs))
+        if "external_source" in fn.attrs and not flatten(fn.body):
+            self.line("...")  # an external kernel's body is written elsewhere
+        else:
+            self.body(fn.body, allow_empty=bool(expr_attrs))
         self.indent = outer
         self.in_function = False
 

@@ -88,8 +88,6 @@ def function(
     external_source: str | Path | None = None,
 ) -> Any:
     """Parse a DSL function into an `ir.Function` (methods wait for `@pl.program`)."""
-    if external_source is not None and func is not None and not Path(external_source).is_absolute():
-        external_source = Path(func.__code__.co_filename).parent / external_source
     options = FunctionOptions(type, level, role, dict(attrs or {}), auto_scope, strict_ssa, external_source)
     deco = FunctionDecorator(options)
     return deco if func is None else deco(func)

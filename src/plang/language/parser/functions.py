@@ -41,6 +41,10 @@ class FunctionOptions:
             raise ParserTypeError(f"@pl.function role= takes a pl.Role, got {self.role!r}")
         if not isinstance(self.attrs, dict):
             raise ParserTypeError(f"@pl.function attrs= takes a dict, got {self.attrs!r}")
+        if self.external_source is not None and not isinstance(self.external_source, (str, Path)):
+            raise ParserTypeError(
+                f"@pl.function external_source= takes a file path, got {self.external_source!r}"
+            )
 
 
 @dataclass
@@ -162,7 +166,7 @@ class FunctionParser(ScopeParser):
         if opts.strict_ssa:
             attrs["strict_ssa"] = True
         if opts.external_source is not None:
-            attrs["external_source"] = str(opts.external_source)
+            attrs["external_source"] = self.external_path(opts.external_source, fdef)
         returns = self.declared_returns if self.declared_returns is not None else (self.seen_returns or [])
         return Function(
             fdef.name,
@@ -176,6 +180,15 @@ class FunctionParser(ScopeParser):
             attrs,
             self.src.span(fdef),
         )
+
+    def external_path(self, path: str | Path, fdef: ast.FunctionDef) -> str:
+        """`external_source=` as a path: a relative one is resolved against the directory of the
+        file defining the function (kept as written when the source has no real file)."""
+        path = Path(path)
+        origin = Path(self.src.span(fdef).filename)
+        if not path.is_absolute() and origin.is_file():
+            path = origin.resolve().parent / path
+        return str(path)
 
     def check_external(self, fdef: ast.FunctionDef) -> None:
         if self.func_type not in (FunctionType.AIC, FunctionType.AIV):

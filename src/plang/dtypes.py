@@ -73,14 +73,17 @@ class DataType:
 
     @classmethod
     def from_torch(cls, dtype) -> DataType:
-        for name, attr in _TORCH.items():
-            if name in ("INDEX", "TASK_ID"):
-                continue
+        hit = _FROM_TORCH.get(dtype)
+        if hit is None:
             import torch
 
-            if getattr(torch, attr, None) == dtype:
-                return cls._by_name[name]
-        raise TypeError(f"torch dtype {dtype} has no plang counterpart")
+            for name, attr in _TORCH.items():
+                if name not in ("INDEX", "TASK_ID") and getattr(torch, attr, None) == dtype:
+                    hit = _FROM_TORCH[dtype] = cls._by_name[name]
+                    break
+            else:
+                raise TypeError(f"torch dtype {dtype} has no plang counterpart")
+        return hit
 
     def __repr__(self) -> str:
         return f"pl.{self.name}"
@@ -143,6 +146,8 @@ _NUMPY = {
     "INDEX": np.int64,
     "TASK_ID": np.int64,
 }
+
+_FROM_TORCH: dict = {}  # torch dtype -> DataType, filled on first use
 
 _TORCH = {
     "FP8E4M3FN": "float8_e4m3fn",

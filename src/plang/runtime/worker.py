@@ -37,6 +37,7 @@ class ChipWorker:
     _stack: list[ChipWorker] = []
     _defaults: dict[RunConfig, ChipWorker] = {}
     _defaults_lock = threading.Lock()
+    _plain_default: ChipWorker | None = None  # the default worker of `compiled(*args)` without config
 
     def __init__(self, config: RunConfig | None = None) -> None:
         self.config = config if config is not None else RunConfig()
@@ -162,9 +163,14 @@ class ChipWorker:
         """The worker a plain ``compiled(*args)`` runs on: the current one, else a shared
         default worker per config (closed at exit)."""
         current = cls.current()
-        if current is not None and config is None:
-            return current
-        config = config if config is not None else RunConfig()
+        if config is None:
+            if current is not None:
+                return current
+            worker = cls._plain_default
+            if worker is not None and not worker.closed:
+                return worker
+            worker = cls._plain_default = cls.for_call(RunConfig())
+            return worker
         with cls._defaults_lock:
             worker = cls._defaults.get(config)
             if worker is None or worker.closed:

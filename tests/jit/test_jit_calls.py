@@ -172,3 +172,15 @@ def test_annotation_aliases_and_intermediate_tensors():
     K.square_plus(x, y)
     torch.testing.assert_close(y, x * x + x)
     assert K.square_plus.compile() is K.square_plus.compile(x, y)
+
+
+def test_new_static_shape_respecializes():
+    double = _fresh(K.double)
+    before = COUNTERS["compiles"]
+    for shape in ((8, 64), (16, 32), (8, 64)):
+        a, c = torch.randn(*shape), torch.zeros(*shape)
+        double(a, c)
+        torch.testing.assert_close(c, a + a)
+    assert COUNTERS["compiles"] - before == 2
+    lowered = double.lower(torch.randn(16, 32), torch.zeros(16, 32))
+    assert "[16, 32]" in lowered.as_python()

@@ -194,7 +194,55 @@ CORPUS: list[tuple[str, str]] = [
                                "target_memory=pl.Mem.Vec)\n"
                                "v: pl.Tile[[64, 64], pl.FP32, pl.TileView(valid_shape=[32, 64])] = "
                                "pl.load(a, [0, 0], [64, 64], valid_shape=[32, 64])\nout = pl.store(x, [0, 0], out)")),
+    ("static_checks", kernel("pl.static_assert(64 % 16 == 0, 'tile must divide')\n" + LOAD +
+                             "pl.static_assert(x.shape[0] == 64)\npl.static_print(x)\nout = pl.store(x, [0, 0], out)")),
+    ("while_break_continue", kernel("for (i, s) in pl.while_(init_values=(0, 0)):\n    pl.cond(i < 100)\n"
+                                    "    if s > 50:\n        break\n    i2 = i + 1\n    if i2 % 2 == 0:\n"
+                                    "        continue\n    s2 = s + i2\n    io, so = pl.yield_(i2, s2)")),
+    ("augmented_and_unpacking", kernel(LOAD + "x += y\nx *= 2.0\nn = 3\nn += 1\nn //= 2\np, q = n, n * 2\n"
+                                       "out = pl.store(x, [0, 0], out)")),
+    ("scalar_operators", kernel("n = pl.tile.get_block_idx()\np = n ** 2\nc1 = n != 3\nc2 = n >= 2\nc3 = n <= 9\n"
+                                "c4 = c1 or c2\nc5 = -n\nf = pl.cast(n, pl.FP32)\ng = f / 2.0\nh = f ** 2.0")),
+    ("if_without_else_and_elif", kernel("i = pl.tile.get_block_idx()\nif i == 0:\n    x = pl.load(a, [0, 0], [64, 64])\n"
+                                        "    out = pl.store(x, [0, 0], out)\nelif i == 1:\n"
+                                        "    y = pl.load(b, [0, 0], [64, 64])\n    out = pl.store(y, [0, 0], out)\n"
+                                        "if i > 5:\n    pl.system.syncall()")),
+    ("matmul_bias_gemv", kernel(LOAD + "bias = pl.load(b, [0, 0], [1, 64])\nm = pl.matmul_bias(x, y, bias)\n"
+                                "r = pl.load(a, [0, 0], [1, 64])\ng = pl.gemv(r, y)\ng = pl.gemv_acc(g, r, y)\n"
+                                "out = pl.store(m, [0, 0], out)")),
+    ("module_constants_folded", kernel(
+        "x = pl.load(a, [0, ROWS * 0], TILE)\nfor i in pl.range(ROWS // BLOCK):\n"
+        "    y = pl.load(b, [i * BLOCK, 0], [BLOCK, COLS[1]])\nz = pl.mul(x, SCALE * 2)\nif FLAG:\n"
+        "    z = pl.add(z, 1.0)\nout = pl.store(z, OFFSETS, out)",
+        header="ROWS = 64\nBLOCK = 16\nTILE = [64, 64]\nCOLS = (0, 64)\nOFFSETS = (0, 0)\nSCALE = 0.25\n"
+               "FLAG = not False\n")),
+    ("module_enum_constants", orch("with pl.at(level=LEVEL, optimizations=[pl.split(MODE)]):\n    c = pl.add(a, b)\n"
+                                   "for lane in pl.split_aiv(2, mode=MODE):\n    o = lane * 32",
+                                   header="LEVEL = pl.Level.CORE_GROUP\nMODE = pl.SplitMode.LEFT_RIGHT\n")),
 ]
+
+PARAM_KINDS = """
+import plang as pl
+
+
+@pl.program(strict_ssa=True)
+class Params:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 64], pl.FP16, pl.DN], acc: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
+          ids: pl.Array[8, pl.INT32], t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[64, 64], pl.FP32]:
+        first = ids[0]
+        x = pl.load(acc, [0, 0], [16, 16])
+        y = pl.add(x, x)
+        res = pl.store(y, [first, 0], acc)
+        return res
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP16, pl.DN], acc: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        ids = pl.array.create(8, pl.INT32)
+        t = pl.tile.create([16, 16], pl.FP32, target_memory=pl.Mem.Acc)
+        res = self.k(a, acc, ids, t, pl.const(3, pl.INT64))
+        return res
+"""
 
 DYNAMIC = """
 import plang as pl
@@ -284,4 +332,5 @@ class Ext:
 """
 
 CORPUS += [("dynamic_dims", DYNAMIC), ("inline_functions", INLINE), ("multi_return_and_tuple_submit", MULTI_RETURN),
-           ("lone_function_layout", LONE_FUNCTION), ("external_source_kernel", EXTERNAL)]
+           ("lone_function_layout", LONE_FUNCTION), ("external_source_kernel", EXTERNAL),
+           ("param_kinds_strict_program", PARAM_KINDS)]

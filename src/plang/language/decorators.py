@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 import warnings
 from pathlib import Path
+from types import CodeType
 from typing import Any, Callable
 
 from ..errors import EagerCallError, ParserError, ParserSyntaxError
@@ -27,13 +29,29 @@ def _closure_of(func: Any) -> dict[str, Any]:
     return out
 
 
-def _live_source(func: Any, options: FunctionOptions) -> FunctionSource:
+def _encloses(outer: CodeType, code: CodeType) -> bool:
+    return any(c is code or (isinstance(c, CodeType) and _encloses(c, code)) for c in outer.co_consts)
+
+
+def _enclosing_locals(code: CodeType) -> dict[str, Any]:
+    """Locals of the running function and class bodies that lexically enclose `code`,
+    innermost first (module globals are reached through `__globals__`)."""
+    out: dict[str, Any] = {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name != "<module>" and _encloses(frame.f_code, code):
+            for name, value in frame.f_locals.items():
+                out.setdefault(name, value)
+        frame = frame.f_back
+    return out
+
+
+def _live_source(func: Any, options: FunctionOptions, enclosing: dict[str, Any]) -> FunctionSource:
     src, node = source_of(func)
     if not isinstance(node, ast.FunctionDef):
         raise ParserSyntaxError(f"{func.__qualname__} is not a function definition")
-    return FunctionSource(
-        node, src, func.__globals__, _closure_of(func), options, dict(getattr(func, "__annotations__", {}))
-    )
+    annotations = dict(getattr(func, "__annotations__", {}))
+    return FunctionSource(node, src, func.__globals__, _closure_of(func), options, annotations, enclosing)
 
 
 def _raise_clean(err: ParserError) -> None:
@@ -52,8 +70,8 @@ def _is_method(func: Any) -> bool:
 class DeferredMethod:
     """A `@pl.function` method waiting for its `@pl.program` class to be parsed."""
 
-    def __init__(self, func: Callable[..., Any], options: FunctionOptions) -> None:
-        self.func, self.options = func, options
+    def __init__(self, func: Callable[..., Any], options: FunctionOptions, enclosing: dict[str, Any]) -> None:
+        self.func, self.options, self.enclosing = func, options, enclosing
         self.__name__ = func.__name__
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -67,10 +85,11 @@ class FunctionDecorator:
         self.options = options
 
     def __call__(self, func: Callable[..., Any]) -> Function | DeferredMethod:
+        enclosing = _enclosing_locals(func.__code__)
         if _is_method(func):
-            return DeferredMethod(func, self.options)
+            return DeferredMethod(func, self.options, enclosing)
         try:
-            return parse_function(_live_source(func, self.options))
+            return parse_function(_live_source(func, self.options, enclosing))
         except ParserError as e:
             _raise_clean(e)
             raise
@@ -141,7 +160,7 @@ class ProgramDecorator:
                 opts = value.options
                 if self.strict_ssa and not opts.strict_ssa:
                     opts = FunctionOptions(**{**opts.__dict__, "strict_ssa": True})
-                sources.append(_live_source(value.func, opts))
+                sources.append(_live_source(value.func, opts, value.enclosing))
         if not sources:
             raise ParserSyntaxError(f"@pl.program class {cls.__name__} has no @pl.function methods")
         src, node = source_of(cls)

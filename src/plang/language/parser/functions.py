@@ -57,6 +57,9 @@ class FunctionSource:
     closure: dict[str, Any]
     options: FunctionOptions
     annotations: dict[str, Any] | None = None  # evaluated annotations of a live function object
+    # names of the scopes enclosing a live function, for signature annotations that PEP 563
+    # (`from __future__ import annotations`) left as strings without closure cells
+    annotation_scope: dict[str, Any] = field(default_factory=dict)
 
 
 class FunctionParser(ScopeParser):
@@ -117,7 +120,7 @@ class FunctionParser(ScopeParser):
 
     def annotation_value(self, name: str, node: ast.expr) -> Any:
         live = (self.fs.annotations or {}).get(name)
-        value = live if live is not None and not isinstance(live, str) else self.eval_static(node)
+        value = live if live is not None and not isinstance(live, str) else self.eval_annotation(node)
         try:
             return annotation_spec(value)
         except ParserError as e:
@@ -128,7 +131,7 @@ class FunctionParser(ScopeParser):
         if node is None:
             return None
         live = (self.fs.annotations or {}).get("return")
-        value = live if live is not None and not isinstance(live, str) else self.eval_static(node)
+        value = live if live is not None and not isinstance(live, str) else self.eval_annotation(node)
         if value is None:
             return []
         specs = value.specs if isinstance(value, MultiReturn) else [value]
@@ -136,6 +139,17 @@ class FunctionParser(ScopeParser):
             return [annotation_spec(s).type for s in specs]
         except ParserError as e:
             raise self.locate(e, node) from None
+
+    def eval_annotation(self, node: ast.expr) -> Any:
+        """A signature annotation: closure cells first, then the enclosing scopes' names."""
+        if not self.fs.annotation_scope:
+            return self.eval_static(node)
+        closure = self.closure
+        self.closure = {**self.fs.annotation_scope, **closure}
+        try:
+            return self.eval_static(node)
+        finally:
+            self.closure = closure
 
     # --- body -----------------------------------------------------------------------------
     def parse(self, sig: Signature) -> Function:

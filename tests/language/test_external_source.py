@@ -113,3 +113,21 @@ def test_external_function_prints_ellipsis_and_round_trips(tmp_path, filename):
 def test_external_source_must_be_a_path():
     with pytest.raises(pl.ParserTypeError, match="external_source= takes a file path, got 3"):
         pl.function(type=pl.FunctionType.AIV, external_source=3)
+
+
+def _external(ftype: str, body: str) -> str:
+    return (f"import plang as pl\n\n\n@pl.function(type=pl.FunctionType.{ftype}, external_source='k.cpp')\n"
+            f"def k(x: {_T}) -> {_T}:\n    {body}\n")
+
+
+@pytest.mark.parametrize("ftype, body, message, at", [
+    ("AIV", "return x", "a function with external_source= must have `...` as its body", (6, 4)),  # the body
+    ("InCore", "...", "external_source= is only valid on FunctionType.AIC / AIV functions", (5, 0)),  # at def
+])
+def test_external_source_mistakes_point_at_the_function(ftype, body, message, at):
+    with pytest.raises(pl.ParserSyntaxError) as info:
+        pl.parse(_external(ftype, body))
+    err = info.value
+    assert err.message == message
+    assert (err.line, err.column) == at
+    assert "^" in str(err)

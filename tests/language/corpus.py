@@ -219,7 +219,36 @@ CORPUS: list[tuple[str, str]] = [
     ("module_enum_constants", orch("with pl.at(level=LEVEL, optimizations=[pl.split(MODE)]):\n    c = pl.add(a, b)\n"
                                    "for lane in pl.split_aiv(2, mode=MODE):\n    o = lane * 32",
                                    header="LEVEL = pl.Level.CORE_GROUP\nMODE = pl.SplitMode.LEFT_RIGHT\n")),
+    ("nested_carried_loops", kernel(
+        "for i, (s,) in pl.range(4, init_values=(0,)):\n    for j, (t,) in pl.parallel(1, 9, 2, init_values=(s,)):\n"
+        "        if j > 3:\n            u = pl.yield_(t + j)\n        else:\n            u = pl.yield_(t)\n"
+        "        t2 = pl.yield_(u)\n    for (w,) in pl.while_(init_values=(t2,)):\n        pl.cond(w < 100)\n"
+        "        w2 = pl.yield_(w * 2)\n    s2 = pl.yield_(w2)")),
+    ("unroll_bounds", kernel("for i in pl.unroll(2, 10, 4):\n    x = pl.load(a, [i, 0], [4, 64])\n"
+                             "    out = pl.store(x, [i, 0], out)")),
+    ("float_and_negative_literals", kernel(LOAD + "z = pl.mul(x, 1e-06)\nz = pl.add(z, -2.5)\n"
+                                           "z = pl.maximums(z, float('-inf'))\nz = pl.mul(z, 3.0e10)\nn = -7\n"
+                                           "m = n - -3\nout = pl.store(z, [0, 0], out)")),
+    ("integer_dtypes", kernel("n = pl.const(5, pl.INT64)\nm = n + 1\nk = pl.cast(m, pl.INT32)\n"
+                              "k2 = k * pl.const(2, pl.INDEX)\nh = pl.const(1.5, pl.FP16)\nh2 = h * 2.0\n"
+                              "i8 = pl.const(1, pl.INT8)\nc = i8 < 4")),
+    ("scope_with_task_id_in_carried_loop", orch(
+        "for i, (o,) in pl.range(3, init_values=(out,)):\n    with pl.at(level=pl.Level.CORE_GROUP, name_hint='s') as tid:\n"
+        "        t = pl.add(a, b)\n    o2 = self.k(t, b, o)\n    r = pl.yield_(o2)\nout = r",
+        "type=pl.FunctionType.Orchestration, attrs={'note': 'a\\'b', 'n': [1, 2], 'd': {'x': 1.5}}")),
 ]
+
+TUPLE_PARAMS = """
+import plang as pl
+
+
+@pl.function(type=pl.FunctionType.Orchestration)
+def f(pair: pl.Tuple[pl.Tensor[[8], pl.FP32], pl.Scalar[pl.INT32]], tid: pl.Scalar[pl.TASK_ID]) -> pl.Tensor[[8], pl.FP32]:
+    t = pair[0]
+    n = pair[1]
+    u = pl.add(t, t)
+    return u
+"""
 
 PARAM_KINDS = """
 import plang as pl
@@ -333,4 +362,5 @@ class Ext:
 
 CORPUS += [("dynamic_dims", DYNAMIC), ("inline_functions", INLINE), ("multi_return_and_tuple_submit", MULTI_RETURN),
            ("lone_function_layout", LONE_FUNCTION), ("external_source_kernel", EXTERNAL),
-           ("param_kinds_strict_program", PARAM_KINDS)]
+           ("param_kinds_strict_program", PARAM_KINDS),
+           ("tuple_and_task_id_params", TUPLE_PARAMS)]

@@ -44,8 +44,35 @@ def test_ends_must_agree_and_sizes_are_checked():
         s.get(0, 32, 2)
     with pytest.raises(PipeError, match="bad size"):
         s.get(1, 8).push(np.zeros(4, np.float32))
-    with pytest.raises(PipeError, match="free without pop"):
+    s.close()
+    s = PipeSet(timeout=1.0)
+    with pytest.raises(PipeError, match="pipe 2: free without a matching pop"):
         s.get(2, 8).free()
+    assert s.error() == "pipe 2: free without a matching pop"
+    s.close()
+
+
+def test_set_slot_count_is_the_default_ring_depth():
+    s = PipeSet(timeout=0.2, slots=3)
+    pipe = s.get(0, 16)
+    for i in range(3):  # three pushes fit without a consumer
+        pipe.push(np.full(4, i, np.float32))
+    with pytest.raises(PipeError, match="push timed out"):
+        pipe.push(np.zeros(4, np.float32))
+    s.close()
+    with pytest.raises(ValueError, match="at least one slot"):
+        PipeSet(timeout=1.0, slots=0)
+
+
+def test_free_after_an_aborted_pop_is_not_reported_as_misuse():
+    s = PipeSet(timeout=5.0)
+    s.abort()  # a member failed with its own error
+    pipe = s.get(0, 16)
+    with pytest.raises(PipeError, match="pop aborted"):
+        pipe.pop(np.empty(4, np.float32))
+    with pytest.raises(PipeError, match="free aborted"):
+        pipe.free()
+    assert s.error() is None  # the member's error is the one to report
     s.close()
 
 

@@ -8,6 +8,7 @@ import torch
 
 from plang.ir.enums import ParamDirection as D
 from plang.ir.enums import ScopeMode
+from plang.runtime.pipes import library as pipes_library
 from plang.runtime.profiling import Profiler
 from plang.runtime.scheduler import GroupMember, Scheduler, TaskError
 
@@ -289,3 +290,58 @@ def test_group_member_failure_aborts_siblings(sched):
     with pytest.raises(TaskError, match="aic.*cube fault"):
         sched.wait()
     assert time.monotonic() - start < 4.0
+
+
+def test_member_error_wins_over_the_misuse_it_provokes_in_a_native_style_sibling(sched):
+    """A native kernel ignores return codes: after its pop is aborted it still frees. The
+    Group's error must be the failing member's, not "free without a matching pop"."""
+    lib = pipes_library()
+
+    def aic(pipes, subblock_idx, block_idx, block_num):
+        time.sleep(0.01)
+        raise ValueError("cube fault")
+
+    def aiv(pipes, subblock_idx, block_idx, block_num):
+        pipe = pipes.get(subblock_idx, 16).handle
+        out = np.empty(4, np.float32)
+        lib.plang_pipe_pop(pipe, out.ctypes.data, 16)  # aborted: return code ignored
+        lib.plang_pipe_free(pipe)
+
+    for _ in range(20):
+        sched.submit_group([GroupMember(aic), GroupMember(aiv, (), 0), GroupMember(aiv, (), 1)], name="g")
+        with pytest.raises(TaskError, match="cube fault") as info:
+            sched.wait()
+        assert "without" not in str(info.value) and "free free" not in str(info.value)
+
+
+def test_group_pipes_get_the_tasks_slot_count(sched):
+    """AIC pushes four tiles before signalling AIV to start popping: only a ring of at least
+    four slots lets it through (two slots time out)."""
+    def aic(out, pipes, subblock_idx, block_idx, block_num):
+        data = pipes.get(0, 16)
+        for i in range(4):
+            data.push(np.full(4, i, np.float32))
+        pipes.get(2, 16).push(np.zeros(4, np.float32))  # go
+
+    def aiv(out, pipes, subblock_idx, block_idx, block_num):
+        go, data = pipes.get(2, 16), pipes.get(0, 16)
+        tile = np.empty(4, np.float32)
+        go.pop(tile)
+        go.free()
+        for i in range(4):
+            data.pop(tile)
+            out[i] = tile[0]
+            data.free()
+
+    out = np.zeros(4, np.float32)
+    members = [GroupMember(aic, (out,)), GroupMember(aiv, (out,), 0)]
+    sched.submit_group(members, (out,), (D.Out,), slots=4)
+    sched.wait()
+    np.testing.assert_array_equal(out, [0, 1, 2, 3])
+    tight = Scheduler(workers=1, pipe_timeout=0.2)
+    try:
+        tight.submit_group(members, (out,), (D.Out,))  # default: 2 slots
+        with pytest.raises(TaskError, match="timed out"):
+            tight.wait()
+    finally:
+        tight.close()

@@ -5,7 +5,8 @@ The generated module defines ``def <name>(rt, <params>)``, where ``rt`` is a
 every call of a core function becomes a task submission:
 
 - InCore / AIC / AIV callee: ``rt.submit("kernel", (args,), DIRS, ...)``;
-- Group callee: ``rt.submit_group(...)`` with the AIC and AIV kernels its body calls;
+- Group callee: ``rt.submit_group(...)`` with the AIC and AIV kernels its body calls and
+  ``slots=`` from the Group's ``slot_num`` attr (``pl.cross_core_slot``);
 - Spmd callee: the submission of the kernel (or Group) it wraps, with ``core_num`` /
   ``sync_start`` from the Spmd function's attrs;
 - Orchestration / Opaque callee: a generated Python function called directly.
@@ -303,6 +304,9 @@ class _FunctionWriter:
         extra = "".join(", " + o for o in options)
         if target.func_type is FunctionType.Group:
             members = "[" + ", ".join(self.group_members(target, inner_env)) + "]"
+            slots = self.group_slots(target)
+            if slots is not None:
+                extra += f", slots={slots}"
             self.line(f"{task} = rt.submit_group({target.name!r}, {members}, {arg_tuple}, {dirs}{extra})")
         elif target.func_type in _KERNEL_TYPES:
             kernel_args = "(" + "".join(f"{inner_env[p]}, " for p in target.params) + ")" \
@@ -375,6 +379,19 @@ class _FunctionWriter:
             member_args = "(" + "".join(f"{self.expr(a, env)}, " for a in call.args) + ")"
             members.append(f"({role!r}, {kernel.name!r}, {member_args})")
         return members
+
+    def group_slots(self, group: Function) -> int | None:
+        """The pipe depth (``pl.cross_core_slot(slot_num=N)``) of a Group, or of the Group
+        it wraps (a cluster around a mixed kernel); None for the runtime's default."""
+        if "slot_num" in group.attrs:
+            return int(getattr(group.attrs["slot_num"], "value", group.attrs["slot_num"]))
+        for call in _calls(group.body):
+            inner = self.module.program.get(call.op.name)
+            if inner.func_type is FunctionType.Group:
+                found = self.group_slots(inner)
+                if found is not None:
+                    return found
+        return None
 
     def result(self, callee: Function, args: list[str]) -> str:
         values = []

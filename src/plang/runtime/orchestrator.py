@@ -11,6 +11,7 @@ from ..dtypes import DataType
 from ..ir.enums import ParamDirection, ScopeMode
 from ..target import Device
 from .device_tensor import as_torch
+from .pipes import DEFAULT_SLOTS
 from .scheduler import GroupMember, Scheduler, Task
 
 _DIRECTIONS = {d.name: d for d in ParamDirection}
@@ -50,9 +51,10 @@ class Orchestrator:
                      args: Sequence[Any], dirs: Sequence[ParamDirection], *,
                      deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
                      allow_early_resolve: bool = False, core_num: int | None = None,
-                     sync_start: bool = False) -> Task:
+                     sync_start: bool = False, slots: int = DEFAULT_SLOTS) -> Task:
         """Launch Group `name`: ``members`` are (role, kernel, args) with role ``"AIC"`` (one
-        core) or ``"AIV"`` (one instance per AIV lane of the core group)."""
+        core) or ``"AIV"`` (one instance per AIV lane of the core group); its pipes are
+        `slots` deep (``pl.cross_core_slot``)."""
         launch: list[GroupMember] = []
         for role, kernel, member_args in members:
             lanes = range(self.device.aiv_per_cluster) if role == "AIV" else range(1)
@@ -60,7 +62,8 @@ class Orchestrator:
             launch += [GroupMember(fn, unwrapped, lane) for lane in lanes]
         return self.scheduler.submit_group(launch, [as_torch(a) for a in args], dirs, deps=deps,
                                            predicate=predicate, allow_early_resolve=allow_early_resolve,
-                                           blocks=core_num, sync_start=sync_start, name=name)
+                                           blocks=core_num, sync_start=sync_start, name=name,
+                                           slots=slots)
 
     def scope(self, mode: ScopeMode = ScopeMode.AUTO) -> Any:
         return self.scheduler.scope(mode)

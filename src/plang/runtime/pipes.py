@@ -8,10 +8,12 @@ call releases the GIL.
 
 C ABI (all symbols exported by `library_path()`; addresses from `symbol_addresses()`)::
 
+    void* plang_pipeset_create(double timeout_s, int64_t slots);
+        // the pipes of one Group instance; `slots` is the Group's ring depth
+        // (pl.cross_core_slot(slot_num=N), default 2).
     void* plang_pipeset_get(void* set, int64_t pipe_id, int64_t slot_bytes, int64_t slots);
-        // the pipe `pipe_id` of this Group instance, created on first use; both ends must
-        // pass the same slot_bytes / slots (slot count = pl.cross_core_slot, default 2);
-        // NULL on a mismatch.
+        // the pipe `pipe_id` of this Group instance, created on first use; slots <= 0 means
+        // the set's depth. Both ends must pass the same slot_bytes / slots; NULL on a mismatch.
     int plang_pipe_push(void* pipe, const void* src, int64_t nbytes);
         // copy nbytes (<= slot_bytes) into the next free slot; blocks while all slots are
         // pushed-and-not-freed.
@@ -26,8 +28,11 @@ C ABI (all symbols exported by `library_path()`; addresses from `symbol_addresse
         // record a failure seen outside the rings (first one wins) and abort the set.
 
 Return codes: 0 ok, 1 timeout (deadlock: a wait exceeded the set's timeout), 2 aborted
-(another member of the Group failed), 3 bad size, 4 free without pop, 5 the two ends opened
-a pipe with different slot sizes (recorded by the kernel adapter). A kernel that sees a
+(another member of the Group failed), 3 bad size, 4 free without a matching pop, 5 the two
+ends opened a pipe with different slot sizes (recorded by the kernel adapter). The set
+records its first failure only: `plang_pipeset_abort` (a member raised its own error) counts
+as one, and a free whose pop was aborted returns 2 without recording anything, so the
+member's real error is the one reported. A kernel that sees a
 nonzero code should return early; the runtime reads the set's status after the Group and
 raises `PipeError` naming the pipe and operation, even if the kernel ignored the code.
 Each pipe has one producer and one consumer (the codegen gives each direction and AIV
@@ -49,7 +54,7 @@ import numpy as np
 import torch
 
 DEFAULT_SLOTS = 2
-STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "free without pop",
+STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "without a matching pop",
           5: "failed: the two ends opened it with different slot sizes"}
 OPS = {1: "push", 2: "pop", 3: "free", 4: "open"}
 
@@ -59,7 +64,7 @@ _lib_lock = threading.Lock()
 
 _vp, _i64 = ctypes.c_void_p, ctypes.c_int64
 _SIGNATURES = {
-    "plang_pipeset_create": (_vp, [ctypes.c_double]),
+    "plang_pipeset_create": (_vp, [ctypes.c_double, _i64]),
     "plang_pipeset_destroy": (None, [_vp]),
     "plang_pipeset_abort": (None, [_vp]),
     "plang_pipeset_status": (ctypes.c_int, [_vp, ctypes.POINTER(_i64), ctypes.POINTER(ctypes.c_int)]),
@@ -166,16 +171,21 @@ def _default_pipe_name(pipe_id: int) -> str:
 
 
 class PipeSet:
-    """The pipes of one Group instance. ``handle`` is the ``void*`` native kernels take."""
+    """The pipes of one Group instance, each a ring of `slots` slots (the Group's
+    ``pl.cross_core_slot`` count). ``handle`` is the ``void*`` native kernels take."""
 
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
+    def __init__(self, timeout: float, slots: int = DEFAULT_SLOTS) -> None:
+        if not isinstance(slots, int) or slots < 1:
+            raise ValueError(f"a pipe needs at least one slot, got slots={slots!r}")
+        self.timeout, self.slots = timeout, slots
         self.pipe_name: Callable[[int], str] = _default_pipe_name  # how error() names a pipe id
-        self.handle: int | None = library().plang_pipeset_create(timeout)
+        self.handle: int | None = library().plang_pipeset_create(timeout, slots)
         if not self.handle:
             raise MemoryError("could not allocate a pipe set")
 
-    def get(self, pipe_id: int, slot_bytes: int, slots: int = DEFAULT_SLOTS) -> Pipe:
+    def get(self, pipe_id: int, slot_bytes: int, slots: int | None = None) -> Pipe:
+        """Pipe `pipe_id` (created on first use) with `slots` slots (default: the set's)."""
+        slots = self.slots if slots is None else slots
         handle = library().plang_pipeset_get(self.handle, pipe_id, slot_bytes, slots)
         if not handle:
             raise PipeError(f"pipe {pipe_id}: both ends must agree on slot size and count "
@@ -187,10 +197,11 @@ class PipeSet:
         library().plang_pipeset_abort(self.handle)
 
     def error(self) -> str | None:
-        """A description of the first pipe failure, or None."""
+        """A description of the first pipe failure, or None (also when the set was first
+        aborted from outside: the member that failed reports its own error)."""
         pipe_id, op = _i64(), ctypes.c_int()
         status = library().plang_pipeset_status(self.handle, ctypes.byref(pipe_id), ctypes.byref(op))
-        if status == 0:
+        if status == 0 or (status == 2 and pipe_id.value < 0):
             return None
         name = self.pipe_name(pipe_id.value)
         return f"{name}: {OPS.get(op.value, op.value)} {STATUS.get(status, status)}" + (

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from ..ir.enums import ParamDirection, ScopeMode
-from .pipes import PipeSet
+from .pipes import DEFAULT_SLOTS, PipeSet
 from .profiling import Profiler
 from .tensor_map import OverlapMap, footprint
 
@@ -73,7 +73,7 @@ class Task:
 
     __slots__ = ("id", "name", "fn", "args", "members", "predicate", "blocks", "sync_start",
                  "allow_early_resolve", "pending", "dependents", "state", "done", "skipped",
-                 "error", "blocks_left", "dep_ids")
+                 "error", "blocks_left", "dep_ids", "pipe_slots")
 
     def __init__(self, task_id: int, name: str, fn: Any, args: tuple, members: tuple | None,
                  predicate: Callable[[], Any] | None, blocks: int | None, sync_start: bool,
@@ -89,6 +89,7 @@ class Task:
         self.error: BaseException | None = None
         self.blocks_left = 0
         self.dep_ids: tuple[int, ...] = ()
+        self.pipe_slots = DEFAULT_SLOTS
 
     def describe(self, block: int = _DISPATCH) -> str:
         where = f" block {block}" if block >= 0 else ""
@@ -205,18 +206,23 @@ class Scheduler:
                      directions: Sequence[ParamDirection] | None = None, *,
                      deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
                      allow_early_resolve: bool = False, blocks: int | None = None,
-                     sync_start: bool = False, name: str | None = None) -> Task:
-        """Add a Group task: `members` run concurrently, connected by one `PipeSet` per
-        instance. `args` / `directions` (the Group's own parameters) drive dependencies."""
+                     sync_start: bool = False, name: str | None = None,
+                     slots: int = DEFAULT_SLOTS) -> Task:
+        """Add a Group task: `members` run concurrently, connected by one `PipeSet` of
+        `slots`-deep rings per instance. `args` / `directions` (the Group's own parameters)
+        drive dependencies."""
         if not members:
             raise ValueError("a Group task needs at least one member kernel")
+        name = name or "+".join(kernel_name(m.fn) for m in members)
+        if not isinstance(slots, int) or slots < 1:
+            raise ValueError(f"{name}: pipe slot count must be a positive int, got {slots!r}")
         return self._add(None, tuple(args), directions, tuple(members), deps, predicate,
-                         allow_early_resolve, blocks, sync_start,
-                         name or "+".join(kernel_name(m.fn) for m in members))
+                         allow_early_resolve, blocks, sync_start, name, slots)
 
     def _add(self, fn: Any, args: tuple, directions: Sequence[ParamDirection] | None,
              members: tuple | None, deps: Sequence[Task | None], predicate: Any,
-             allow_early_resolve: bool, blocks: int | None, sync_start: bool, name: str) -> Task:
+             allow_early_resolve: bool, blocks: int | None, sync_start: bool, name: str,
+             pipe_slots: int = DEFAULT_SLOTS) -> Task:
         if blocks is not None and (not isinstance(blocks, int) or blocks < 1):
             raise ValueError(f"{name}: SPMD block count must be a positive int, got {blocks!r}")
         if directions is not None and len(directions) != len(args):
@@ -225,6 +231,7 @@ class Scheduler:
             self._kick()
         task = Task(next(self._ids), name, fn, args, members, predicate, blocks, sync_start,
                     allow_early_resolve)
+        task.pipe_slots = pipe_slots
         before: set[Task] = set()
         if args and (not self._scopes or self._scopes[-1] is ScopeMode.AUTO):
             overlap = self._overlap
@@ -441,7 +448,7 @@ class Scheduler:
             return exc
 
     def _run_group(self, task: Task, block: int, lane: str) -> None:
-        pipes = PipeSet(self.pipe_timeout)
+        pipes = PipeSet(self.pipe_timeout, task.pipe_slots)
         block_num = task.blocks or 1
         errors: list[tuple[GroupMember, BaseException]] = []
 

@@ -4,6 +4,9 @@
  * `launch_state`: the Group instance's pipe set (NULL outside a Group) and the first
  * pipe the launch opened without one.
  *
+ * Ring depth: a pipe gets the Group's slot count (`pl.cross_core_slot`, carried by the
+ * pipe set); the kernel's own `slots` request is ignored, so both ends always agree.
+ *
  * Kernels do not check return codes, so a pipe that can not be opened must not become a
  * NULL handle: `get` returns a dead pipe whose every operation fails at once, after
  * recording why: in the set (the two ends ask for different slot sizes; this also aborts
@@ -53,7 +56,8 @@ int64_t plang_adapter_end(void *h) {
 
 static void *get(void *h, int64_t pipe_id, int64_t slot_bytes, int64_t slots) {
     launch_state *st = h;
-    void *p = st->set ? rt.get(st->set, pipe_id, slot_bytes, slots) : NULL;
+    (void)slots;
+    void *p = st->set ? rt.get(st->set, pipe_id, slot_bytes, 0) : NULL;
     if (p) return p;
     if (st->set) rt.fail(st->set, DISAGREE, pipe_id, OP_OPEN);
     else if (st->orphan_pipe < 0) st->orphan_pipe = pipe_id;

@@ -27,6 +27,7 @@ typedef struct pipeset {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     double timeout_s;
+    int64_t slots;    /* ring depth of a pipe opened with slots <= 0 (the Group's slot count) */
     int aborted;
     int status;       /* first failure: PIPE_TIMEOUT / PIPE_BAD_SIZE / ... */
     int64_t fail_pipe;
@@ -34,12 +35,14 @@ typedef struct pipeset {
     pipe_t *pipes;
 } pipeset_t;
 
-void *plang_pipeset_create(double timeout_s) {
+void *plang_pipeset_create(double timeout_s, int64_t slots) {
+    if (slots <= 0) return NULL;
     pipeset_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->timeout_s = timeout_s;
+    s->slots = slots;
     return s;
 }
 
@@ -53,9 +56,12 @@ void plang_pipeset_destroy(void *h) {
     free(s);
 }
 
+/* Abort from outside (a member failed with its own error): recorded as the set's first
+ * failure, so a pipe error it provokes in the other members never hides it. */
 void plang_pipeset_abort(void *h) {
     pipeset_t *s = h;
     pthread_mutex_lock(&s->mu);
+    if (!s->status) { s->status = PIPE_ABORTED; s->fail_pipe = -1; s->fail_op = 0; }
     s->aborted = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -73,7 +79,8 @@ int plang_pipeset_status(void *h, int64_t *pipe_id, int *op) {
 
 void *plang_pipeset_get(void *h, int64_t pipe_id, int64_t slot_bytes, int64_t slots) {
     pipeset_t *s = h;
-    if (slot_bytes <= 0 || slots <= 0) return NULL;
+    if (slots <= 0) slots = s->slots;
+    if (slot_bytes <= 0) return NULL;
     pthread_mutex_lock(&s->mu);
     pipe_t *p = s->pipes;
     while (p && p->id != pipe_id) p = p->next;
@@ -177,7 +184,9 @@ int plang_pipe_free(void *h) {
     pipeset_t *s = p->set;
     pthread_mutex_lock(&s->mu);
     int rc = PIPE_OK;
-    if (p->popped == 0) {
+    if (p->popped == 0 && s->aborted) {
+        rc = PIPE_ABORTED;  /* the matching pop was aborted: not a misuse of its own */
+    } else if (p->popped == 0) {
         rc = PIPE_NOT_POPPED;
         fail(s, rc, p->id, OP_FREE);
     } else {

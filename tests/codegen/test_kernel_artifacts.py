@@ -47,7 +47,8 @@ def test_saved_kernel_runs_in_a_fresh_process(tmp_path) -> None:
     assert not [p for p in os.listdir(tmp_path) if "tmp" in p]
     script = ("import sys, torch; from plang.codegen.kernel import load_kernel\n"
               "k = load_kernel(sys.argv[1]); x = torch.arange(160.).reshape(4, 40); o = torch.zeros(4, 40)\n"
-              "k(x, 2.5, o); assert torch.equal(o, x * 2.5); print(k.mlir_text.count('func.func'))")
+              "k(x, 2.5, o); assert torch.equal(o, x * 2.5); print(k.mlir_text.count('func.func'))\n"
+              "assert 'torch_mlir' not in sys.modules, 'loading a kernel imported the MLIR bindings'")
     res = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "1"

@@ -1,7 +1,7 @@
-"""The pass corpus end to end: every program of `tests/passes/programs/` is lowered by the
-default pipeline (verified), each core function is compiled to native code, the program runs
-on the simulated chip through the runtime, and its outputs match the torch reference of the
-pre-pass program.
+"""The pass corpus end to end: every program of `tests/passes/programs/` goes through
+`pl.compile` (the default pass pipeline with every property verified, each core function
+compiled to native code, the orchestration generated), runs on the simulated chip through
+the runtime, and its outputs match the torch reference of the pre-pass program.
 
 Tolerances (relative to the reference, atol scaled by its largest magnitude): programs on
 FP32 data only: rtol 1e-5, atol 1e-5 * max|ref| (vector exp / rsqrt approximations and a
@@ -21,8 +21,6 @@ from plang.debug import run_torch_ref
 from plang.dtypes import BF16
 from plang.ir import Program, TensorType
 from plang.ir.types import dim_value
-from plang.jit.build import build_compiled_program
-from plang.passes import PassManager
 from plang.runtime import RunConfig
 
 PROGRAMS = Path(__file__).parents[1] / "passes" / "programs"
@@ -53,8 +51,8 @@ def tolerances(fn) -> tuple[float, float]:
 @pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.glob("*.py")))
 def test_corpus_program_runs_and_matches_the_reference(name):
     program = parse(name)
-    lowered = PassManager("Default", verify=True).run(program)
-    compiled = build_compiled_program(program, lowered, RunConfig(), "main", None)
+    compiled = pl.compile(program, config=RunConfig(verify=True), entry="main")  # default pipeline, verified
+    lowered = compiled.lowered
     core = {f.name for f in lowered.functions.values() if f.func_type.is_core}
     assert core and set(compiled.kernels) == core
     entry = lowered.get(compiled.name)

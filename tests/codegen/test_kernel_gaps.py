@@ -18,8 +18,6 @@ from plang.ir import FunctionType, ParamDirection, ScalarType, TensorType
 from plang.ir.builder import IRBuilder
 from plang.ir.enums import AtomicType
 from plang.ir.ops import make_call
-from plang.jit.build import build_compiled_program
-from plang.passes import PassManager
 from plang.passes.diagnostics import PassError
 from plang.runtime import RunConfig
 
@@ -127,8 +125,7 @@ def test_atomic_add_store(dtype):
 
 def _run_pipeline(source: str, *args: torch.Tensor):
     program = pl.parse(source)
-    lowered = PassManager("Default", verify=True).run(program)
-    compiled = build_compiled_program(program, lowered, RunConfig(), "main", None)
+    compiled = pl.compile(program, config=RunConfig(verify=True), entry="main")
     expected = run_torch_ref(program, *[a.clone() for a in args])
     return compiled(*args), expected
 

@@ -1,12 +1,13 @@
 """Kernel codegen: core functions (InCore / AIC / AIV) → MLIR → native code.
 
 `compile_kernel(function, device) -> Kernel`, `load_kernel(path) -> Kernel`; the kernel ABI
-the runtime calls is in `abi.py`; `mlir.py` is the only module touching the MLIR bindings.
+the runtime calls is in `abi.py`; `mlir.py` is the only module touching the MLIR bindings,
+and importing this package does not import it (`compile_kernel` does, on first use).
 """
 
 from .abi import LaunchContext, PipeApi, Signature
 from .kernel import Kernel, compile_external, compile_kernel, load_kernel
-from .mlir import KernelCompileError
+from .native import KernelCompileError
 
 __all__ = ["Kernel", "KernelCompileError", "LaunchContext", "PipeApi", "Signature",
            "compile_external", "compile_kernel", "load_kernel"]

@@ -40,7 +40,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ...dtypes import DataType
+from ... import ir as pir
+from ...dtypes import BF16, BOOL, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, DataType
+from .native import KernelCompileError
 
 TO_AIV = 0
 TO_AIC = 1
@@ -236,6 +238,35 @@ class ThreadPackers(threading.local):
     def __init__(self) -> None:
         self.packer: ArgPacker | None = None
         self.context: LaunchContext | None = None
+
+
+SUPPORTED_DTYPES = (FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, BOOL)
+"""Tensor / tile dtypes the kernel backend handles."""
+
+
+def kernel_signature(function: pir.Function) -> Signature:
+    """The ABI signature of a core function (its parameters in order)."""
+    args = []
+    for p in function.params:
+        t = p.type
+        if isinstance(t, pir.TensorType):
+            if t.rank == 0:
+                raise KernelCompileError(f"function {function.name!r}: rank-0 tensor parameter "
+                                         f"{p.name!r} is not supported")
+            if t.dtype not in SUPPORTED_DTYPES:
+                raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r}: dtype "
+                                         f"{t.dtype.name} is not supported by the kernel backend")
+            args.append(TensorArg(p.name, t.rank, t.dtype))
+        elif isinstance(t, pir.ScalarType):
+            try:
+                scalar_ctype(t.dtype)
+            except TypeError as e:
+                raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r}: {e}") from None
+            args.append(ScalarArg(p.name, t.dtype))
+        else:
+            raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r} of type "
+                                     f"{type(t).__name__} cannot be passed to a kernel")
+    return Signature(tuple(args))
 
 
 def single_block_context() -> LaunchContext:

@@ -15,21 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from ...dtypes import (
-    BF16,
-    BOOL,
-    FP16,
-    FP32,
-    INDEX,
-    INT8,
-    INT16,
-    INT32,
-    INT64,
-    UINT8,
-    UINT16,
-    UINT32,
-    DataType,
-)
+from ...dtypes import BF16, BOOL, FP16, FP32, INDEX, DataType
 from .mlir import arith, func, ir, memref, scf
 
 ALIGN = 64
@@ -50,9 +36,6 @@ def mlir_type(dtype: DataType) -> ir.Type:
     if dtype.is_int or dtype is BOOL:
         return ir.IntegerType.get_signless(dtype.bits)
     raise TypeError(f"dtype {dtype.name} has no kernel storage type")
-
-
-SUPPORTED_DTYPES = (FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, BOOL)
 
 
 def compute_dtype(dtype: DataType) -> DataType:

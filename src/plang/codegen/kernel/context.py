@@ -8,7 +8,8 @@ from typing import Any
 
 from ... import ir as pir
 from ...dtypes import INDEX, DataType
-from .builder import SUPPORTED_DTYPES, KernelBuilder, TileBuf
+from .abi import SUPPORTED_DTYPES
+from .builder import KernelBuilder, TileBuf
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
 from .mlir import KernelCompileError, arith, ir, llvm, memref
 from .vectors import LazyTile, Operand, lazy_map, materialize

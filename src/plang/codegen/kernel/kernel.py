@@ -4,7 +4,9 @@
 text (`Kernel.mlir_text`, before lowering), verifies it, lowers it with the adapter's one
 pipeline and JIT-compiles it. `Kernel.save(path)` writes a shared library plus a JSON
 sidecar (`path + ".json"`: name, signature, MLIR text); `load_kernel(path)` loads both in any
-process without recompiling.
+process without recompiling. Only `compile_kernel` imports the MLIR side (`mlir.py`,
+`lower.py`), when first called: loading persisted kernels (the JIT's disk cache) and
+external kernels never import the MLIR bindings.
 
 External kernels (`external_source=` on a `@pl.function`): the C/C++ file is compiled with
 the system compiler — `cc -O3 -march=native -fPIC -shared -std=c11` for `.c`,
@@ -26,7 +28,6 @@ from typing import Any, Sequence
 
 from ... import ir as pir
 from ...dtypes import DataType
-from . import mlir
 from .abi import (
     C_HEADER,
     ArgPacker,
@@ -36,10 +37,10 @@ from .abi import (
     Signature,
     TensorArg,
     ThreadPackers,
+    kernel_signature,
     single_block_context,
 )
-from .lower import build_module, kernel_signature
-from .mlir import KernelCompileError
+from .native import KernelCompileError, NativeFunction, load_shared_object, packed_symbol
 
 EXTERNAL_C_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c11")
 EXTERNAL_CXX_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c++17")
@@ -58,7 +59,7 @@ void {packed}(void **args) {{ {fn}(args); }}
 class Kernel:
     """A callable native kernel: `kernel(*args, ctx=None)` or `kernel.launch(args, ctx)`."""
 
-    def __init__(self, name: str, signature: Signature, native: mlir.NativeFunction,
+    def __init__(self, name: str, signature: Signature, native: NativeFunction,
                  mlir_text: str, engine: Any = None, library: str | None = None) -> None:
         self.name = name
         self.signature = signature
@@ -93,7 +94,9 @@ class Kernel:
     def save(self, path: str) -> None:
         """Persist as a shared library at `path` plus `path + ".json"` (both atomic)."""
         if self._engine is not None:
-            mlir.save_shared_object(self._engine, path, f"kernel {self.name!r}")
+            from .mlir import save_shared_object
+
+            save_shared_object(self._engine, path, f"kernel {self.name!r}")
         elif self._library is not None:
             tmp = path + ".tmp"
             shutil.copyfile(self._library, tmp)
@@ -130,6 +133,9 @@ def compile_kernel(function: pir.Function, device: Any = None, *,
     source = external_source or function.attrs.get("external_source")
     if source:
         return compile_external(function, source)
+    from . import mlir
+    from .lower import build_module
+
     what = f"kernel {function.name!r}"
     with mlir.new_context(), mlir.ir.Location.unknown():
         module = build_module(function)
@@ -144,7 +150,7 @@ def load_kernel(path: str) -> Kernel:
     """Load a kernel saved with `Kernel.save` (no compilation)."""
     with open(path + ".json") as f:
         meta = json.load(f)
-    native = mlir.load_shared_object(path, meta["symbol"])
+    native = load_shared_object(path, meta["symbol"])
     return Kernel(meta["name"], _signature_from_json(meta["signature"]), native, meta["mlir_text"],
                   library=path)
 
@@ -161,12 +167,12 @@ def compile_external(function: pir.Function, source: str) -> Kernel:
     lib = os.path.join(out_dir, f"{function.name}.so")
     wrapper = os.path.join(out_dir, "plang_entry.c")
     with open(wrapper, "w") as f:
-        f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=mlir.packed_symbol(function.name)))
+        f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=packed_symbol(function.name)))
     res = subprocess.run([compiler, *flags, f"-I{out_dir}", "-o", lib, source, wrapper],
                          capture_output=True, text=True)
     if res.returncode != 0:
         raise KernelCompileError(f"function {function.name!r}: compiling {source} failed:\n{res.stderr}")
-    native = mlir.load_shared_object(lib, function.name)
+    native = load_shared_object(lib, function.name)
     with open(source) as f:
         text = f.read()
     return Kernel(function.name, kernel_signature(function), native, text, library=lib)

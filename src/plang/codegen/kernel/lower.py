@@ -24,8 +24,8 @@ from . import (
     lower_pipe,
     lower_reduce,
 )
-from .abi import ScalarArg, Signature, TensorArg, scalar_ctype
-from .builder import SUPPORTED_DTYPES, KernelBuilder, TileBuf, mlir_type
+from .abi import TensorArg, kernel_signature
+from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import DdrTensor, LowerContext
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
@@ -50,30 +50,6 @@ def tensor_memref_type(t: pir.TensorType) -> ir.MemRefType:
     strides = [dyn_so] * (t.rank - 1) + [1]
     return ir.MemRefType.get([dyn] * t.rank, mlir_type(t.dtype),
                              layout=ir.StridedLayoutAttr.get(dyn_so, strides))
-
-
-def kernel_signature(function: pir.Function) -> Signature:
-    args = []
-    for p in function.params:
-        t = p.type
-        if isinstance(t, pir.TensorType):
-            if t.rank == 0:
-                raise KernelCompileError(f"function {function.name!r}: rank-0 tensor parameter "
-                                         f"{p.name!r} is not supported")
-            if t.dtype not in SUPPORTED_DTYPES:
-                raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r}: dtype "
-                                         f"{t.dtype.name} is not supported by the kernel backend")
-            args.append(TensorArg(p.name, t.rank, t.dtype))
-        elif isinstance(t, pir.ScalarType):
-            try:
-                scalar_ctype(t.dtype)
-            except TypeError as e:
-                raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r}: {e}") from None
-            args.append(ScalarArg(p.name, t.dtype))
-        else:
-            raise KernelCompileError(f"function {function.name!r}: parameter {p.name!r} of type "
-                                     f"{type(t).__name__} cannot be passed to a kernel")
-    return Signature(tuple(args))
 
 
 def _abi_scalar_type(dtype) -> ir.Type:

@@ -9,26 +9,25 @@ the packed entry point `_mlir__mlir_ciface_<fn>(void **args)` as a ctypes functi
 the GIL is released while native code runs.
 
 Persisting: `save_shared_object` dumps the JIT's object file and links it with the system
-`cc -shared` into a `.so` (engines are built position independent); `load_shared_object`
-`dlopen`s it in any later process. Both write through a temp file + rename.
+`cc -shared` into a `.so` (engines are built position independent, the link writes through
+a temp file + rename); `native.load_shared_object` `dlopen`s it in any later process without
+importing this module.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import subprocess
 import tempfile
-from dataclasses import dataclass
 
 from torch_mlir import ir, passmanager
 from torch_mlir.dialects import arith, func, llvm, math, memref, scf, vector, x86
 from torch_mlir.execution_engine import ExecutionEngine
 
+from .native import PACKED, KernelCompileError, NativeFunction, link_shared_object, packed_symbol
+
 __all__ = ["ir", "arith", "func", "llvm", "math", "memref", "scf", "vector", "x86",
-           "PIPELINE_NAME", "PIPELINE", "KernelCompileError", "NativeFunction", "new_context",
-           "verify", "lower_to_llvm", "jit", "save_shared_object", "load_shared_object",
-           "packed_symbol"]
+           "PIPELINE_NAME", "PIPELINE", "KernelCompileError", "new_context", "verify",
+           "lower_to_llvm", "jit", "save_shared_object"]
 
 PIPELINE_NAME = "plang-cpu-llvm"
 """Name of the one lowering pipeline every kernel goes through."""
@@ -42,10 +41,6 @@ PIPELINE = (
 )
 
 OPT_LEVEL = 3
-
-
-class KernelCompileError(RuntimeError):
-    """A kernel could not be built, verified, lowered or JIT-compiled."""
 
 
 def new_context() -> ir.Context:
@@ -71,26 +66,6 @@ def lower_to_llvm(module: ir.Module, what: str) -> None:
         raise KernelCompileError(f"{what}: lowering pipeline {PIPELINE_NAME} failed: {e}") from None
 
 
-def packed_symbol(fn_name: str) -> str:
-    """Exported symbol of the packed (`void**`) entry point of function `fn_name`."""
-    return f"_mlir__mlir_ciface_{fn_name}"
-
-
-_PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-@dataclass
-class NativeFunction:
-    """A callable packed entry point; `owner` keeps the engine or shared library alive."""
-
-    fn_name: str
-    entry: ctypes._CFuncPtr
-    owner: object
-
-    def __call__(self, packed_args: ctypes.Array) -> None:
-        self.entry(ctypes.addressof(packed_args))
-
-
 def jit(module: ir.Module, fn_name: str, what: str) -> tuple[NativeFunction, ExecutionEngine]:
     """JIT-compile a module already lowered to LLVM; returns the entry and its engine."""
     try:
@@ -100,29 +75,7 @@ def jit(module: ir.Module, fn_name: str, what: str) -> tuple[NativeFunction, Exe
         raise KernelCompileError(f"{what}: JIT compilation failed: {e}") from None
     if not address:
         raise KernelCompileError(f"{what}: JIT produced no symbol {packed_symbol(fn_name)}")
-    return NativeFunction(fn_name, _PACKED(address), engine), engine
-
-
-def _atomic_target(path: str) -> str:
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    os.close(fd)
-    return tmp
-
-
-def link_shared_object(objects: list[str], path: str, what: str, extra_flags: tuple[str, ...] = ()) -> None:
-    """Link object files into `path` with the system `cc -shared`, atomically."""
-    tmp = _atomic_target(path)
-    try:
-        cmd = ["cc", "-shared", "-o", tmp, *objects, *extra_flags, "-lm"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise KernelCompileError(f"{what}: linking {path} failed: {res.stderr.strip()}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    return NativeFunction(fn_name, PACKED(address), engine), engine
 
 
 def save_shared_object(engine: ExecutionEngine, path: str, what: str) -> None:
@@ -133,13 +86,3 @@ def save_shared_object(engine: ExecutionEngine, path: str, what: str) -> None:
         if not os.path.exists(obj) or os.path.getsize(obj) == 0:
             raise KernelCompileError(f"{what}: the JIT produced no object file")
         link_shared_object([obj], path, what)
-
-
-def load_shared_object(path: str, fn_name: str) -> NativeFunction:
-    """`dlopen` a persisted kernel and return its packed entry point."""
-    lib = ctypes.CDLL(os.path.abspath(path))
-    try:
-        entry = getattr(lib, packed_symbol(fn_name))
-    except AttributeError:
-        raise KernelCompileError(f"{path}: no kernel entry {packed_symbol(fn_name)}") from None
-    return NativeFunction(fn_name, _PACKED(ctypes.cast(entry, ctypes.c_void_p).value), lib)

@@ -1,0 +1,77 @@
+"""Native code handles that need no MLIR: packed entry points, shared libraries, errors.
+
+A compiled kernel is called through its packed entry point `_mlir__mlir_ciface_<fn>(void
+**args)` (see `abi.py`) as a ctypes function, so the GIL is released while native code runs.
+This module links object files into shared libraries with the system `cc -shared` and
+`dlopen`s them; it imports nothing heavy, so a process that only loads persisted kernels
+(the JIT's disk cache) never imports the MLIR bindings.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+__all__ = ["KernelCompileError", "NativeFunction", "packed_symbol", "link_shared_object",
+           "load_shared_object", "atomic_target"]
+
+
+class KernelCompileError(RuntimeError):
+    """A kernel could not be built, verified, lowered, JIT-compiled, linked or loaded."""
+
+
+def packed_symbol(fn_name: str) -> str:
+    """Exported symbol of the packed (`void**`) entry point of function `fn_name`."""
+    return f"_mlir__mlir_ciface_{fn_name}"
+
+
+PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+"""ctypes type of a packed entry point."""
+
+
+@dataclass
+class NativeFunction:
+    """A callable packed entry point; `owner` keeps the engine or shared library alive."""
+
+    fn_name: str
+    entry: ctypes._CFuncPtr
+    owner: object
+
+    def __call__(self, packed_args: ctypes.Array) -> None:
+        self.entry(ctypes.addressof(packed_args))
+
+
+def atomic_target(path: str) -> str:
+    """A fresh temp file next to `path`, to be renamed onto it once written."""
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
+    os.close(fd)
+    return tmp
+
+
+def link_shared_object(objects: list[str], path: str, what: str, extra_flags: tuple[str, ...] = ()) -> None:
+    """Link object files into `path` with the system `cc -shared`, atomically."""
+    tmp = atomic_target(path)
+    try:
+        cmd = ["cc", "-shared", "-o", tmp, *objects, *extra_flags, "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise KernelCompileError(f"{what}: linking {path} failed: {res.stderr.strip()}")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def load_shared_object(path: str, fn_name: str) -> NativeFunction:
+    """`dlopen` a persisted kernel and return its packed entry point."""
+    lib = ctypes.CDLL(os.path.abspath(path))
+    try:
+        entry = getattr(lib, packed_symbol(fn_name))
+    except AttributeError:
+        raise KernelCompileError(f"{path}: no kernel entry {packed_symbol(fn_name)}") from None
+    return NativeFunction(fn_name, PACKED(ctypes.cast(entry, ctypes.c_void_p).value), lib)

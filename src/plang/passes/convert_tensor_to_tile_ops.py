@@ -7,19 +7,24 @@
   e.g. the `tmp_tile` of a row reduction, are created); `tensor.create` / `tensor.full`
   become tile allocations; intermediate tensors are tiles from here on.
 - `tensor.assemble(out, src, offset)` into a DDR tensor becomes `tile.store(src, offset, out)`.
-- A returned intermediate becomes a store into a new `Out` parameter; every call site
-  allocates that output (`tensor.create`) and passes it.
+- A returned intermediate becomes a store into a new `Out` parameter; a call site passes
+  its own untouched `Out` tensor when it returns the result under that tensor's name (the
+  kernel writes straight into it), else allocates the output (`tensor.create`).
 
-A tile larger than the on-chip buffer it lives in (Vec, or Mat for matmul operands) is an
-error naming the value, its byte size and the capacity: slice the tensor in a loop.
+A straight-line row-wise kernel whose tiles would exceed the on-chip buffers becomes a loop
+over row blocks first (`analysis/row_blocking.py`). Otherwise a tile larger than the
+buffer it lives in (Vec, or Mat for matmul operands) is an error naming the value, its byte
+size and the capacity: slice the tensor in a loop.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..ir.enums import FunctionType, MemorySpace, ParamDirection
-from ..ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, Var
+from ..ir.equality import structural_equal
+from ..ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, TupleGetItem, Var
 from ..ir.function import Function, Program
 from ..ir.ops import make_call
 from ..ir.ops.registry import REGISTRY, Op, OpTypeError, OpValueError
@@ -38,11 +43,12 @@ from ..ir.stmt import (
     flatten,
     seq,
 )
-from ..ir.types import ShapedType, TensorType, TileType, describe_type
+from ..ir.types import ShapedType, TensorType, TileType, describe_type, dim_value
 from ..target import Device
-from .analysis.memory_effects import op_operands
+from .analysis.memory_effects import alias_roots, op_operands
+from .analysis.row_blocking import block_rows
 from .analysis.var_rewrite import VarRewriter
-from .analysis.var_uses import calls_in
+from .analysis.var_uses import calls_in, used_vars, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -245,6 +251,9 @@ class _Converter(VarRewriter):
 
 
 def convert_function(fn: Function, device: Device) -> Function:
+    rows = _oversized_rows(fn, device)
+    if rows is not None:
+        fn = block_rows(fn, device, rows) or fn
     conv = _Converter(fn, device)
     body = conv.stmt(seq([fn.body]) if not isinstance(fn.body, SeqStmts) else fn.body)
     body = seq([*conv.hoisted, *flatten(body)], fn.body.span)
@@ -253,34 +262,91 @@ def convert_function(fn: Function, device: Device) -> Function:
     return fn.replace(params=tuple(params), param_directions=tuple(dirs), body=body)
 
 
-class _CallSites(VarRewriter):
-    """Pass a fresh `tensor.create` output for every Out parameter a kernel gained."""
+def _oversized_rows(fn: Function, device: Device) -> int | None:
+    """The static leading dim of the first tensor value of `fn` whose whole tile would not
+    fit the Vec buffer (a compute result, or a tensor a compute op reads whole)."""
+    cap = device.capacity(MemorySpace.Vec)
+    for s in walk_stmts(fn.body):
+        if not isinstance(s, Assign) or not isinstance(s.value, Call) or not _is_tensor_compute(s.value):
+            continue
+        name = s.value.op.name
+        whole = [e for p, e in op_operands(s.value) if not (
+            (name == "tensor.slice" and p == "input") or (name == "tensor.assemble" and p == "target"))]
+        if name != "tensor.assemble":
+            whole.append(s.var)
+        for e in whole:
+            t = e.type
+            if isinstance(t, TensorType) and t.rank >= 1 and (t.nbytes or 0) > cap:
+                return dim_value(t.shape[0])
+    return None
 
-    def __init__(self, added: dict[str, list[Var]]) -> None:
+
+class _CallSites(VarRewriter):
+    """Pass an output buffer for every Out parameter a kernel gained: the caller's own unused
+    `Out` parameter when the kernel's result is what the caller returns under that
+    parameter's name (the kernel then writes straight into it), else a fresh `tensor.create`."""
+
+    def __init__(self, caller: Function, added: dict[str, list[tuple[Var, int]]]) -> None:
         super().__init__()
         self.added = added
-        self.allocs: list[Stmt] = []
-
-    def expr(self, e: Expr) -> Expr:
-        e = super().expr(e)
-        if isinstance(e, Call) and isinstance(e.op, GlobalVar) and e.op.name in self.added:
-            extra = []
-            for p in self.added[e.op.name]:
-                v = Var(p.name, p.type, e.span)
-                self.allocs.append(Assign(v, make_call("tensor.create", [list(p.type.shape)],
-                                                       {"dtype": p.type.dtype}, e.span), e.span))
-                extra.append(v)
-            return e.replace(args=e.args + tuple(extra))
-        return e
+        self.direct = _direct_outputs(caller)
 
     def stmt(self, s: Stmt) -> Stmt:
         if isinstance(s, (SeqStmts, For, If, While, Scope, SplitAivScope)):
             return super().stmt(s)
         new = super().stmt(s)
-        if self.allocs:
-            allocs, self.allocs = self.allocs, []
-            return seq([*allocs, new], s.span)
-        return new
+        call = new.value if isinstance(new, Assign) else new.expr if isinstance(new, Eval) else None
+        if not isinstance(call, Call) or not isinstance(call.op, GlobalVar) or call.op.name not in self.added:
+            return new
+        allocs, extra = [], []
+        for p, position in self.added[call.op.name]:
+            target = self.direct.pop((s.var, position), None) if isinstance(s, Assign) else None
+            if target is None:
+                target = Var(p.name, p.type, call.span)
+                allocs.append(Assign(target, make_call("tensor.create", [list(p.type.shape)],
+                                                       {"dtype": p.type.dtype}, call.span), call.span))
+            extra.append(target)
+        call = call.replace(args=call.args + tuple(extra))
+        new = new.replace(value=call) if isinstance(new, Assign) else new.replace(expr=call)
+        return seq([*allocs, new], s.span) if allocs else new
+
+
+def _direct_outputs(fn: Function) -> dict[tuple[Var, int], Var]:
+    """(call result Var, result position) -> the caller's Out parameter that value is
+    returned as: a parameter of the same name (the source's rebinding of it) and type that
+    the body never touches, so its buffer is free to receive the result."""
+    if fn.func_type is not FunctionType.Orchestration:
+        return {}
+    stmts = flatten(fn.body)
+    if not stmts or not isinstance(stmts[-1], Return):
+        return {}
+    used = used_vars(fn.body)
+    free = {p.name: p for p, d in zip(fn.params, fn.param_directions)
+            if d is ParamDirection.Out and p not in used}
+    returned: dict[Var, Var] = {}
+    for v in stmts[-1].values:
+        if not isinstance(v, Var):
+            continue
+        p = free.get(v.name) or free.get(re.sub(r"_\d+$", "", v.name))  # `y_1`: y as printed after SSA
+        if p is not None and structural_equal(p.type, v.type):
+            returned[v] = free.pop(p.name)
+    out: dict[tuple[Var, int], Var] = {}
+    for s in walk_stmts(fn.body):
+        if isinstance(s, Assign) and s.var in returned:
+            if isinstance(s.value, Call):
+                out[(s.var, 0)] = returned[s.var]
+            elif isinstance(s.value, TupleGetItem) and isinstance(s.value.tuple, Var):
+                out[(s.value.tuple, s.value.index)] = returned[s.var]
+    return out
+
+
+def _added_outputs(old: Function, new: Function) -> list[tuple[Var, int]]:
+    """The Out parameters `new` gained over `old`, each with the result position it returns."""
+    stmts = flatten(new.body)
+    ret = stmts[-1] if stmts and isinstance(stmts[-1], Return) else Return([])
+    roots = alias_roots(new.body, {})
+    position = {roots.get(v, v): i for i, v in enumerate(ret.values) if isinstance(v, Var)}
+    return [(p, position.get(p, -1)) for p in new.params[len(old.params):]]
 
 
 def is_kernel(fn: Function) -> bool:
@@ -298,19 +364,19 @@ class ConvertTensorToTileOps(Pass):
 
     def run(self, program: Program) -> Program:
         functions: dict[str, Function] = {}
-        added: dict[str, list[Var]] = {}
+        added: dict[str, list[tuple[Var, int]]] = {}
         for name, fn in program.functions.items():
             if is_kernel(fn) and _has_tensor_ops(fn):
                 new = convert_function(fn, self.device)
                 if len(new.params) > len(fn.params):
-                    added[name] = list(new.params[len(fn.params):])
+                    added[name] = _added_outputs(fn, new)
                 functions[name] = new
             else:
                 functions[name] = fn
         if added:
             for name, fn in functions.items():
                 if any(isinstance(c.op, GlobalVar) and c.op.name in added for c in calls_in(fn.body)):
-                    functions[name] = fn.replace(body=_CallSites(added).stmt(fn.body))
+                    functions[name] = fn.replace(body=_CallSites(fn, added).stmt(fn.body))
         if all(functions[n] is f for n, f in program.functions.items()):
             return program
         return program.with_functions(list(functions.values()))

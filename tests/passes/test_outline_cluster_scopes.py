@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pass_testing import check_pass, line_of, parse
 
+from plang import passes
 from plang.passes import PassError, outline_cluster_scopes
 
 T = "pl.Tensor[[64, 64], pl.FP32]"
@@ -143,3 +144,49 @@ def test_spmd_nested_in_cluster_cannot_take_deps():
         outline_cluster_scopes()(parse(src))
     assert "cannot take deps" in err.value.message
     assert err.value.line == line_of(src, "with pl.spmd(2, deps=[t0])")
+
+
+def test_spmd_loop_dispatching_a_kernel_becomes_an_spmd_function():
+    # the block index is unused: the body dispatches `k` on 4 blocks instead of being a kernel
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                for i in pl.spmd(4):
+                    o = self.k(x, out)
+                return o
+    """
+    prog = parse(src)
+    assert passes.outline_incore_scopes()(prog) is prog
+    check_pass("outline_cluster_scopes", src, f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Spmd, attrs={{"core_num": 4}})
+            def main_spmd_0(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                o = self.k(x, out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                o = self.main_spmd_0(x, out)
+                return o
+    """)
+
+
+def test_spmd_loop_reading_its_index_cannot_call_a_kernel():
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[{T}]) -> {T}:
+                for i in pl.spmd(4):
+                    t = pl.slice(x, [64, 64], [i * 64, 0])
+                    o = self.k(t, out)
+                return o
+    """
+    with pytest.raises(PassError) as err:
+        passes.outline_incore_scopes()(parse(src))
+    assert "kernel 'k' is called inside a core region" in err.value.message
+    assert "cannot launch another kernel" in err.value.message
+    assert err.value.line == line_of(src, "o = self.k(t, out)")

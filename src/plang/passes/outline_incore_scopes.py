@@ -1,8 +1,10 @@
 """OutlineIncoreScopes: every core region of a host-side function becomes an InCore function.
 
 Core regions: `with pl.at(level=CORE_GROUP)` scopes, top-level `for lane in
-pl.split_aiv(...)` regions, and SPMD bodies that run inline (`for i in pl.spmd(n)`, or a
-`with pl.spmd(n)` body that reads the block index). Each becomes a function named by its
+pl.split_aiv(...)` regions, and SPMD bodies that run inline (`for i in pl.spmd(n)` reading
+`i`, or a `with pl.spmd(n)` body that reads the block index); an SPMD body that only calls
+kernels is a dispatch body, left to OutlineClusterScopes. A core region calling a kernel is
+an error (a kernel cannot launch a kernel). Each becomes a function named by its
 `name_hint` or `<caller>_incore_<k>`; the caller, now an Orchestration function, gets the
 call. Scope metadata the dispatch needs (`deps`, `no_dep_args`, `dumps`, `predicate`,
 `allow_early_resolve`, and the `as tid` task id) moves to the call's kwargs; the scope's
@@ -26,7 +28,7 @@ from ..ir.stmt import Assign, For, If, Scope, SeqStmts, SplitAivScope, Stmt, Whi
 from ..ir.types import ScalarType
 from .analysis.aiv_split_rules import check_aiv_split
 from .analysis.outliner import Outlined, global_dims, outline, unique_name, use_counts
-from .analysis.var_uses import calls_in, walk_stmts
+from .analysis.var_uses import calls_in, used_vars, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -46,9 +48,12 @@ def is_core_region(s: Stmt) -> bool:
 
 
 def spmd_body_is_inline(s: Scope) -> bool:
-    """The loop form, or a `with pl.spmd` body that reads the block index itself."""
+    """A body that reads the block index itself (the loop form's index, or
+    `pl.tile.get_block_idx()`); a body that only dispatches kernels
+    (`for i in pl.spmd(n): y = self.kernel(x, y)` with `i` unused) is not."""
     if s.index_var is not None:
-        return True
+        dispatches = any(isinstance(c.op, GlobalVar) for c in calls_in(s.body))
+        return s.index_var in used_vars(s.body) or not dispatches
     if any(isinstance(st, Scope) and st.kind is ScopeKind.InCore for st in flatten(s.body)):
         return False
     return any(not isinstance(c.op, GlobalVar) and c.op.name.endswith(".get_block_idx")
@@ -125,6 +130,7 @@ class _FunctionOutliner:
             extra.append(task_var if task_var is not None else Var("tid", ScalarType(TASK_ID), scope.span))
         fn_attrs = {k: attrs[k] for k in FUNCTION_ATTRS if k in attrs}
         name = self.name(attrs)
+        self.reject_kernel_calls(region, name)
         out: Outlined = outline(region, name=name, outer_uses=self.counts, exclude=self.exclude,
                                 functions=self.functions, func_type=FunctionType.InCore,
                                 attrs=fn_attrs, call_kwargs=kwargs, prologue=prologue or (),
@@ -132,6 +138,18 @@ class _FunctionOutliner:
         self.functions[name] = out.function
         self.created.append(out.function)
         return out.replacement
+
+    def reject_kernel_calls(self, region: Stmt, name: str) -> None:
+        """A core region becomes a kernel, and a kernel cannot launch another kernel."""
+        for c in calls_in(region):
+            callee = self.functions.get(c.op.name) if isinstance(c.op, GlobalVar) else None
+            if callee is not None and callee.func_type.is_core:
+                raise PassError(f"kernel {callee.name!r} is called inside a core region (which becomes "
+                                f"kernel {name!r}), and a kernel cannot launch another kernel; call it "
+                                f"outside the region, e.g. alone in a `with pl.spmd(n):` / `for i in "
+                                f"pl.spmd(n):` body that does not read the block index (it is then "
+                                f"dispatched on n blocks and reads pl.tile.get_block_idx() itself)",
+                                c.span)
 
 
 def host_side(fn: Function) -> bool:

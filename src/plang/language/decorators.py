@@ -33,13 +33,17 @@ def _encloses(outer: CodeType, code: CodeType) -> bool:
     return any(c is code or (isinstance(c, CodeType) and _encloses(c, code)) for c in outer.co_consts)
 
 
-def _enclosing_locals(code: CodeType) -> dict[str, Any]:
-    """Locals of the running function and class bodies that lexically enclose `code`,
+def _enclosing_locals(func: Any) -> dict[str, Any]:
+    """Locals of the running function and class bodies that lexically enclose `func`,
     innermost first (module globals are reached through `__globals__`)."""
     out: dict[str, Any] = {}
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_code.co_name != "<module>" and _encloses(frame.f_code, code):
+        if (
+            frame.f_globals is func.__globals__
+            and frame.f_code.co_name != "<module>"
+            and _encloses(frame.f_code, func.__code__)
+        ):
             for name, value in frame.f_locals.items():
                 out.setdefault(name, value)
         frame = frame.f_back
@@ -85,7 +89,7 @@ class FunctionDecorator:
         self.options = options
 
     def __call__(self, func: Callable[..., Any]) -> Function | DeferredMethod:
-        enclosing = _enclosing_locals(func.__code__)
+        enclosing = _enclosing_locals(func)
         if _is_method(func):
             return DeferredMethod(func, self.options, enclosing)
         try:

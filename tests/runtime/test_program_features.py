@@ -4,6 +4,7 @@ counts, pl.graph record / replay, TaskId arrays, host-side tensor reads / writes
 import torch
 
 import plang as pl
+from plang.runtime import ChipWorker, RunConfig
 
 
 @pl.jit
@@ -24,3 +25,62 @@ def test_cross_core_slot_reaches_the_groups_pipes():
     assert "slots=4)" in compiled.source
     matmul_relu_4_slots(a, b, o)
     torch.testing.assert_close(o, torch.relu(a.float() @ b.float()), rtol=1e-2, atol=1e-2)
+
+
+N = 16
+
+
+@pl.jit.incore
+def add_one(x: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    t = pl.load(x, [0, 0], [N, N])
+    out = pl.store(pl.add(t, 1.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def task_id_array_chain(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """x + 3 through three tasks chained by TaskIds kept in an array; then the host doubles
+    element [0, 0] into [0, 1]."""
+    with pl.manual_scope():
+        tids = pl.array.create(2, pl.TASK_ID)
+        a = pl.create_tensor([N, N], dtype=pl.FP32)
+        a, t0 = pl.submit(add_one, x, a, allow_early_resolve=True)
+        tids[0] = t0
+        b = pl.create_tensor([N, N], dtype=pl.FP32)
+        b, t1 = pl.submit(add_one, a, b, deps=[tids[0]], dumps=[a])
+        tids[1] = t1
+        out, t2 = pl.submit(add_one, b, out, deps=[tids[1]])
+    v = pl.tensor.read(out, [0, 0])
+    out = pl.tensor.write(out, [0, 1], v * 2.0)
+    return out
+
+
+def expected_chain(x):
+    want = x + 3
+    want[0, 1] = 2 * want[0, 0]
+    return want
+
+
+def test_task_id_array_deps_and_host_read_write():
+    source = task_id_array_chain.compile(torch.zeros(N, N), torch.zeros(N, N)).source
+    assert "(None,) * 2" in source and "_array_set(" in source and "allow_early_resolve=True" in source
+    for _ in range(10):
+        x, out = torch.randn(N, N), torch.zeros(N, N)
+        task_id_array_chain(x, out)
+        torch.testing.assert_close(out, expected_chain(x))
+
+
+def test_dumps_write_the_marked_tensors_after_their_task(tmp_path):
+    x = torch.randn(N, N)
+    with ChipWorker(RunConfig(enable_dump_args=1, dump_dir=str(tmp_path))) as worker:
+        task_id_array_chain(x, torch.zeros(N, N))
+        (marked,) = worker.last_dumps  # only `a`, marked on the second launch
+        assert "add_one" in marked and marked.endswith("_arg0.pt")
+        torch.testing.assert_close(torch.load(marked), x + 1)
+    with ChipWorker(RunConfig(enable_dump_args=2, dump_dir=str(tmp_path))) as worker:
+        out = torch.zeros(N, N)
+        task_id_array_chain(x, out)
+        dumped = [torch.load(p) for p in worker.last_dumps]
+    assert len(dumped) == 6  # every tensor argument of the three launches
+    for value, want in zip(dumped, [x, x + 1, x + 1, x + 2, x + 2, x + 3]):
+        torch.testing.assert_close(value, want)

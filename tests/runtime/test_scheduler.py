@@ -345,3 +345,72 @@ def test_group_pipes_get_the_tasks_slot_count(sched):
             tight.wait()
     finally:
         tight.close()
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_early_resolve_consumers_go_ahead_of_queued_work(early):
+    """Two cores: one blocks in `hold`, the other runs the flagged producer; when it
+    finishes, its three consumers run before the independent tasks queued earlier."""
+    sched = Scheduler(workers=2)
+    started, release, started_hold, go = [], threading.Event(), threading.Event(), threading.Event()
+    x = torch.zeros(8)
+
+    def producer(x):
+        go.wait(5)
+        x.add_(1)
+
+    def hold():
+        started_hold.set()
+        release.wait(5)
+
+    def note(name):
+        def body(*args):
+            started.append(name)
+        body.__name__ = name
+        return body
+
+    try:
+        sched.submit(producer, (x,), (D.InOut,), allow_early_resolve=early)
+        sched.submit(hold)
+        for i in range(3):
+            sched.submit(note(f"independent{i}"))
+        for i in range(3):
+            sched.submit(note(f"consumer{i}"), (x[i:i + 1],), (D.In,))
+        assert started_hold.wait(5)
+        go.set()
+        deadline = time.monotonic() + 5
+        while len(started) < 6 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        release.set()
+        sched.wait()
+    finally:
+        sched.close()
+    consumers_first = started.index("consumer2") < started.index("independent0")
+    assert consumers_first == early, started
+
+
+@pytest.mark.parametrize("manual", [True, False])
+def test_host_reads_and_writes_wait_for_untracked_tasks(sched, manual):
+    """A task in a manual scope (or with a NoDep argument) is not in the OverlapMap, yet an
+    orchestration-time read waits for it to write and a write waits for it to read."""
+    for _ in range(5):
+        x, y = torch.zeros(4), torch.zeros(4)
+
+        def slow_fill(t):
+            time.sleep(0.02)
+            t.fill_(7)
+
+        def slow_copy(src, dst):
+            time.sleep(0.02)
+            dst.copy_(src)
+
+        with sched.scope(ScopeMode.MANUAL if manual else ScopeMode.AUTO):
+            sched.submit(slow_fill, (x,), (D.Out if manual else D.NoDep,))
+        sched.wait_for(x[1:2])
+        assert x[1] == 7
+        with sched.scope(ScopeMode.MANUAL if manual else ScopeMode.AUTO):
+            sched.submit(slow_copy, (x, y), (D.In if manual else D.NoDep, D.Out))
+        sched.wait_for(x[2:3], write=True)
+        x[2] = -1  # the copy already read x
+        sched.wait()
+        assert y.tolist() == [7, 7, 7, 7]

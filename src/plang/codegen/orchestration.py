@@ -14,7 +14,11 @@ every call of a core function becomes a task submission:
 Per-argument directions come from the call's ``arg_directions`` kwarg when a pass recorded
 them, else from the callee's parameter directions; ``no_dep_args`` indices become NoDep.
 ``deps=``, ``predicate=`` (evaluated at dispatch, its free variables bound at submit time),
-``allow_early_resolve=``, ``core_num=`` / ``sync_start=`` on ``pl.spmd_submit`` ride along.
+``allow_early_resolve=``, ``core_num=`` / ``sync_start=`` on ``pl.spmd_submit`` ride along;
+``dumps=`` becomes the positions of the marked arguments. Host-side ops: ``tensor.create`` /
+``tensor.full`` (new DDR tensors), ``tensor.read`` / ``tensor.write`` (one element, after the
+tasks touching it), ``tensor.dim``, and ``array.*`` (tuples; a TaskId array starts as Nones,
+which ``deps=`` skips).
 A call marked ``submit`` / ``spmd_submit`` yields ``(result, task_id)``. A kernel's result
 is the argument bound to the parameter it returns (kernels write outputs in place).
 """
@@ -42,6 +46,10 @@ In, Out, InOut, NoDep = ParamDirection.In, ParamDirection.Out, ParamDirection.In
 
 def _tdiv(a, b):
     return a / b if isinstance(a, float) or isinstance(b, float) else int(a / b)
+
+
+def _array_set(arr, index, value):
+    return arr[:index] + (value,) + arr[index + 1:]
 '''
 
 
@@ -92,7 +100,8 @@ class _FunctionWriter:
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[E.Var, str] = {}
-        self.used: set[str] = {"rt", "In", "Out", "InOut", "NoDep", "DataType", "ScopeMode", "_tdiv"}
+        self.used: set[str] = {"rt", "In", "Out", "InOut", "NoDep", "DataType", "ScopeMode", "_tdiv",
+                               "_array_set"}
         self.temps = 0
 
     # -------------------------------------------------------------- plumbing
@@ -267,6 +276,20 @@ class _FunctionWriter:
             return f"rt.create_tensor({self.expr(args[0], env)}, DataType.from_name({dtype!r}))"
         if name == "tensor.read":
             return f"rt.read({self.expr(args[0], env)}, {self.expr(args[1], env)})"
+        if name == "tensor.write":
+            return f"rt.write({', '.join(self.expr(a, env) for a in args[:3])})"
+        if name == "tensor.full":
+            dtype = call.kwargs["dtype"].name
+            return (f"rt.create_tensor({self.expr(args[0], env)}, DataType.from_name({dtype!r}), "
+                    f"fill={self.expr(args[1], env)})")
+        if name == "array.create":
+            empty = "None" if call.kwargs["dtype"].name == "TASK_ID" else "0"
+            return f"({empty},) * {int(call.kwargs['extent'])}"
+        if name == "array.get_element":
+            return f"{self.expr(args[0], env)}[{self.expr(args[1], env)}]"
+        if name == "array.update_element":  # functional: a new array value
+            arr, index, value = (self.expr(a, env) for a in args)
+            return f"_array_set({arr}, {index}, {value})"
         if name == "tensor.dim":
             return f"{self.expr(args[0], env)}.shape[{int(call.kwargs['axis'])}]"
         if name == "system.available_cluster_count":
@@ -324,9 +347,22 @@ class _FunctionWriter:
             options.append(f"deps={self.expr(tuple(deps), env)}")
         if kw.get("allow_early_resolve"):
             options.append("allow_early_resolve=True")
+        if kw.get("dumps"):
+            options.append(f"dumps={self.dump_positions(call)}")
         if kw.get("predicate") is not None:
             options.append(f"predicate={self.predicate(kw['predicate'], env)}")
         return options
+
+    def dump_positions(self, call: E.Call) -> str:
+        """Argument positions of the tensors a ``dumps=`` / ``pl.dump_tag`` marks."""
+        positions = []
+        for var in call.kwargs["dumps"]:
+            matches = [i for i, a in enumerate(call.args) if a is var]
+            if not matches:
+                raise self.fail(call, f"dumps= names {getattr(var, 'name', var)!r}, which is not a "
+                                "tensor argument of this launch")
+            positions.append(matches[0])
+        return "(" + "".join(f"{i}, " for i in positions) + ")"
 
     def predicate(self, pred: E.Expr, env: dict[E.Var, str] | None) -> str:
         """A lambda evaluated at dispatch; the variables it reads are bound now."""

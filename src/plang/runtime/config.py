@@ -24,6 +24,9 @@ class RunConfig:
     profiling, profile_dir: write a swimlane trace per run into ``profile_dir``
     (default ``./plang_profile``).
     pipe_timeout: seconds a cross-core pipe wait may block before the run fails as a deadlock.
+    enable_dump_args, dump_dir: tensor dumps (see `plang.runtime.dump`): 0 off, 1 the arguments
+    marked with ``dumps=`` / ``pl.dump_tag``, 2 every tensor argument; written under
+    ``dump_dir`` (default ``./plang_dump``), one folder per run.
     disk_cache: let `@pl.jit` persist compiled programs on disk and reuse them across processes
     (also off when the environment sets ``PLANG_DISK_CACHE=0``).
     Unknown keywords raise `TypeError` naming the keyword.
@@ -40,6 +43,8 @@ class RunConfig:
     profiling: bool = False
     profile_dir: str | None = None
     pipe_timeout: float = 30.0
+    enable_dump_args: int = 0
+    dump_dir: str | None = None
     disk_cache: bool = True
 
     def __post_init__(self) -> None:
@@ -56,6 +61,9 @@ class RunConfig:
                             f"got {type(self.device).__name__}")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"RunConfig: workers must be at least 1, got {self.workers}")
+        if self.enable_dump_args not in (0, 1, 2):
+            raise ValueError("RunConfig: enable_dump_args must be 0 (off), 1 (marked tensors) or "
+                             f"2 (every tensor argument), got {self.enable_dump_args!r}")
         if self.pipe_timeout <= 0:
             raise ValueError(f"RunConfig: pipe_timeout must be positive, got {self.pipe_timeout}")
 
@@ -72,6 +80,9 @@ class RunConfig:
 
     def resolved_profile_dir(self) -> str:
         return self.profile_dir or os.path.join(os.getcwd(), "plang_profile")
+
+    def resolved_dump_dir(self) -> str:
+        return self.dump_dir or os.path.join(os.getcwd(), "plang_dump")
 
     def compile_key(self) -> tuple:
         """The fields that change the compiled artefact (for compile-cache keys)."""

@@ -11,6 +11,7 @@ from ..dtypes import DataType
 from ..ir.enums import ParamDirection, ScopeMode
 from ..target import Device
 from .device_tensor import as_torch
+from .dump import TensorDumper
 from .pipes import DEFAULT_SLOTS
 from .scheduler import GroupMember, Scheduler, Task
 
@@ -26,10 +27,12 @@ def directions(spec: str | Sequence[Any]) -> tuple[ParamDirection, ...]:
 class Orchestrator:
     """Submits a program's kernel tasks to a `Scheduler` during one run."""
 
-    def __init__(self, scheduler: Scheduler, kernels: Mapping[str, Any], device: Device) -> None:
+    def __init__(self, scheduler: Scheduler, kernels: Mapping[str, Any], device: Device,
+                 dumper: TensorDumper | None = None) -> None:
         self.scheduler = scheduler
         self.kernels = kernels
         self.device = device
+        self.dumper = dumper
 
     def kernel(self, name: str) -> Any:
         try:
@@ -40,18 +43,23 @@ class Orchestrator:
     def submit(self, kernel: str, args: Sequence[Any], dirs: Sequence[ParamDirection], *,
                deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
                allow_early_resolve: bool = False, core_num: int | None = None,
-               sync_start: bool = False) -> Task:
-        """Launch kernel `kernel` (SPMD over `core_num` blocks when given)."""
-        return self.scheduler.submit(self.kernel(kernel), [as_torch(a) for a in args], dirs,
-                                     deps=deps,
+               sync_start: bool = False, dumps: Sequence[int] = ()) -> Task:
+        """Launch kernel `kernel` (SPMD over `core_num` blocks when given); `dumps` are the
+        positions of arguments marked for a tensor dump."""
+        args = [as_torch(a) for a in args]
+        task = self.scheduler.submit(self.kernel(kernel), args, dirs, deps=deps,
                                      predicate=predicate, allow_early_resolve=allow_early_resolve,
                                      blocks=core_num, sync_start=sync_start, name=kernel)
+        if self.dumper is not None:
+            self.dumper.after(self.scheduler, task, kernel, args, dumps)
+        return task
 
     def submit_group(self, name: str, members: Sequence[tuple[str, str, Sequence[Any]]],
                      args: Sequence[Any], dirs: Sequence[ParamDirection], *,
                      deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
                      allow_early_resolve: bool = False, core_num: int | None = None,
-                     sync_start: bool = False, slots: int = DEFAULT_SLOTS) -> Task:
+                     sync_start: bool = False, slots: int = DEFAULT_SLOTS,
+                     dumps: Sequence[int] = ()) -> Task:
         """Launch Group `name`: ``members`` are (role, kernel, args) with role ``"AIC"`` (one
         core) or ``"AIV"`` (one instance per AIV lane of the core group); its pipes are
         `slots` deep (``pl.cross_core_slot``)."""
@@ -60,10 +68,14 @@ class Orchestrator:
             lanes = range(self.device.aiv_per_cluster) if role == "AIV" else range(1)
             fn, unwrapped = self.kernel(kernel), tuple(as_torch(a) for a in member_args)
             launch += [GroupMember(fn, unwrapped, lane) for lane in lanes]
-        return self.scheduler.submit_group(launch, [as_torch(a) for a in args], dirs, deps=deps,
+        args = [as_torch(a) for a in args]
+        task = self.scheduler.submit_group(launch, args, dirs, deps=deps,
                                            predicate=predicate, allow_early_resolve=allow_early_resolve,
                                            blocks=core_num, sync_start=sync_start, name=name,
                                            slots=slots)
+        if self.dumper is not None:
+            self.dumper.after(self.scheduler, task, name, args, dumps)
+        return task
 
     def scope(self, mode: ScopeMode = ScopeMode.AUTO) -> Any:
         return self.scheduler.scope(mode)
@@ -74,12 +86,23 @@ class Orchestrator:
         CPU runtime does not record and replay the region's topology)."""
         yield
 
-    def create_tensor(self, shape: Sequence[int], dtype: DataType) -> torch.Tensor:
-        """An intermediate DDR tensor (zero-filled)."""
-        return torch.zeros(tuple(int(d) for d in shape), dtype=dtype.to_torch())
+    def create_tensor(self, shape: Sequence[int], dtype: DataType, fill: Any = 0) -> torch.Tensor:
+        """An intermediate DDR tensor (zero-filled, or filled with `fill`)."""
+        shape = tuple(int(d) for d in shape)
+        if fill == 0:
+            return torch.zeros(shape, dtype=dtype.to_torch())
+        return torch.full(shape, fill, dtype=dtype.to_torch())
 
     def read(self, tensor: Any, indices: Sequence[int]) -> Any:
-        """Orchestration-time read of one element: waits for the tensor's writers."""
-        tensor = as_torch(tensor)
-        self.scheduler.wait_for(tensor)
-        return tensor[tuple(int(i) for i in indices)].item()
+        """Orchestration-time read of one element: waits for the tasks writing it."""
+        element = as_torch(tensor)[tuple(int(i) for i in indices)]
+        self.scheduler.wait_for(element)
+        return element.item()
+
+    def write(self, tensor: Any, indices: Sequence[int], value: Any) -> Any:
+        """Orchestration-time write of one element: waits for the tasks reading or writing
+        it, then stores `value`; later tasks see it. Returns the tensor."""
+        element = as_torch(tensor)[tuple(int(i) for i in indices)]
+        self.scheduler.wait_for(element, write=True)
+        element.fill_(value)
+        return tensor

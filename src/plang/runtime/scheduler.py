@@ -16,6 +16,12 @@ A host thread blocked in `wait()` while every core thread sleeps runs ready work
 ``host`` in profiles) rather than paying a thread hand-off: a one-kernel call then costs no
 wake-up, and no more than `workers` kernels ever run at once.
 
+``allow_early_resolve`` (the device pre-stages a flagged producer's consumers so they start
+the instant it finishes) becomes priority on the CPU chip: when a flagged task finishes, its
+newly ready consumers run next, the first on the same core thread (as after any task) and
+the others at the front of the ready queue, ahead of independent work queued earlier, so a
+critical path of short tasks is not held up behind it. Results never depend on it.
+
 A predicate is evaluated when the task's dependencies are met; false retires the task
 without running it (dependents are still released). A failing kernel (or a pipe timeout)
 fails its task; its dependents, and any later task that depends on them, never run, and
@@ -35,7 +41,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..ir.enums import ParamDirection, ScopeMode
 from .pipes import DEFAULT_SLOTS, PipeSet
 from .profiling import Profiler
-from .tensor_map import OverlapMap, footprint
+from .tensor_map import OverlapMap, footprint, overlaps
 
 PENDING, QUEUED, DONE, FAILED, CANCELLED = range(5)
 IN, NO_DEP = ParamDirection.In, ParamDirection.NoDep
@@ -184,6 +190,8 @@ class Scheduler:
         self._outstanding = 0
         self._watchers = 0
         self._failed: list[Task] = []
+        self._untracked: list[Task] = []  # tasks with arguments the OverlapMap does not track
+        self._untracked_sweep = 256
         self._ready: deque = deque()
         self._wake = threading.Condition(threading.Lock())
         self._idle = 0
@@ -233,15 +241,23 @@ class Scheduler:
                     allow_early_resolve)
         task.pipe_slots = pipe_slots
         before: set[Task] = set()
-        if args and (not self._scopes or self._scopes[-1] is ScopeMode.AUTO):
-            overlap = self._overlap
-            for i, arg in enumerate(args):
-                direction = IN if directions is None else directions[i]
-                if direction is NO_DEP:
-                    continue
-                where = footprint(arg)
-                if where is not None:
-                    overlap.access(where, task, direction is not IN, before)
+        if args:
+            untracked = bool(self._scopes) and self._scopes[-1] is not ScopeMode.AUTO
+            if not untracked:
+                overlap = self._overlap
+                for i, arg in enumerate(args):
+                    direction = IN if directions is None else directions[i]
+                    if direction is NO_DEP:
+                        untracked = True
+                        continue
+                    where = footprint(arg)
+                    if where is not None:
+                        overlap.access(where, task, direction is not IN, before)
+            if untracked:  # host reads / writes (`wait_for`) still wait for it
+                self._untracked.append(task)
+                if len(self._untracked) > self._untracked_sweep:
+                    self._untracked = [t for t in self._untracked if not t.done]
+                    self._untracked_sweep = max(256, 2 * len(self._untracked))
         for dep in deps:
             if dep is None:
                 continue
@@ -314,19 +330,24 @@ class Scheduler:
                 item = self._run_item(item[0], item[1], HOST_LANE)
         with self._settled:
             failed, self._failed = self._failed, []
+            self._untracked = []
         if failed:
             self._overlap.clear()
             first = failed[0]
             more = f" (and {len(failed) - 1} more failed tasks)" if len(failed) > 1 else ""
             raise TaskError(f"{first.describe()} failed: {first.error}{more}", first) from first.error
 
-    def wait_for(self, value: Any) -> None:
-        """Block until the tasks that last wrote `value` (a tensor) have finished; raise
-        `TaskError` if one failed. Used for orchestration-time reads."""
+    def wait_for(self, value: Any, write: bool = False) -> None:
+        """Block until the tasks that last wrote `value` (a tensor) have finished, and with
+        `write` also those reading it since; raise `TaskError` if one failed. Used for
+        orchestration-time reads and writes."""
         where = footprint(value)
         if where is None:
             return
-        writers = list(self._overlap.writers_of(where))
+        writers = list(self._overlap.accessors_of(where, readers=write))
+        self._untracked = [t for t in self._untracked if not t.done]
+        writers += [t for t in self._untracked
+                    if any(overlaps(where, footprint(a)) for a in t.args)]
         self._kick()
         with self._settled:
             self._watchers += 1
@@ -337,7 +358,8 @@ class Scheduler:
                 self._watchers -= 1
         for t in writers:
             if t.state != DONE:
-                raise TaskError(f"reading a tensor written by {t.describe()}, which did not complete", t)
+                raise TaskError(f"{'writing' if write else 'reading'} a tensor accessed by {t.describe()}, "
+                                "which did not complete", t)
 
     @property
     def outstanding(self) -> int:
@@ -507,7 +529,11 @@ class Scheduler:
         if not newly:
             return None
         if len(newly) > 1:
-            self._ready.extend((t, _DISPATCH) for t in newly[1:])
+            rest = [(t, _DISPATCH) for t in newly[1:]]
+            if task.allow_early_resolve:  # its consumers go ahead of work queued earlier
+                self._ready.extendleft(reversed(rest))
+            else:
+                self._ready.extend(rest)
             if self._idle:
                 with self._wake:
                     self._wake.notify(len(newly) - 1)

@@ -48,6 +48,11 @@ def footprint(value: Any) -> Footprint | None:
     return base, start + low * itemsize, start + (high + 1) * itemsize
 
 
+def overlaps(a: Footprint | None, b: Footprint | None) -> bool:
+    """Whether two footprints share a byte (None: not a tensor, shares nothing)."""
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
 class _Segment:
     __slots__ = ("start", "end", "writer", "readers")
 
@@ -146,8 +151,9 @@ class OverlapMap:
         if len(buf.segments) > buf.sweep_at:
             buf.sweep()
 
-    def writers_of(self, where: Footprint) -> Iterable[Any]:
-        """Unfinished tasks that last wrote any byte of `where` (no recording)."""
+    def accessors_of(self, where: Footprint, readers: bool = False) -> Iterable[Any]:
+        """Unfinished tasks that last wrote any byte of `where` (and, with `readers`, those
+        that read it since); nothing is recorded."""
         key, start, end = where
         buf = self._buffers.get(key)
         if buf is None:
@@ -157,8 +163,11 @@ class OverlapMap:
         for seg in buf.segments[i:]:
             if seg.start >= end:
                 break
-            if seg.end > start and seg.writer is not None and not seg.writer.done:
-                out.append(seg.writer)
+            if seg.end > start:
+                if seg.writer is not None and not seg.writer.done:
+                    out.append(seg.writer)
+                if readers:
+                    out += [r for r in seg.readers if not r.done]
         return out
 
     def clear(self) -> None:

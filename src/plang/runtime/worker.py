@@ -18,6 +18,7 @@ from ..dtypes import DataType
 from .compiled import CompiledProgram
 from .config import RunConfig
 from .device_tensor import DeviceTensor, as_torch
+from .dump import TensorDumper
 from .orchestrator import Orchestrator
 from .profiling import Profiler
 from .scheduler import Scheduler
@@ -48,6 +49,7 @@ class ChipWorker:
         self.load_count = 0
         self.last_profile: str | None = None
         self.last_summary: str | None = None
+        self.last_dumps: list[str] = []  # tensor dump files of the last run (enable_dump_args)
         self._tensors: dict[int, DeviceTensor] = {}
         self._handles: dict[int, ProgramHandle] = {}
         self._run_lock = threading.Lock()
@@ -106,7 +108,9 @@ class ChipWorker:
             if isinstance(a, DeviceTensor) and a.freed:
                 raise RuntimeError(f"{compiled.name}: an argument is a freed DeviceTensor")
         compiled.check_args(args)
-        rt = Orchestrator(self.scheduler, compiled.kernels, self.device)
+        level = self.config.enable_dump_args
+        dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
+        rt = Orchestrator(self.scheduler, compiled.kernels, self.device, dumper)
         with self._run_lock:
             profiler = self.scheduler.profiler = Profiler() if self.config.profiling else None
             try:
@@ -116,6 +120,8 @@ class ChipWorker:
                     self.scheduler.wait()
                 result = compiled.finish_result(result, args)
             finally:
+                if dumper is not None:
+                    self.last_dumps = dumper.paths
                 self.scheduler.profiler = None
                 if profiler is not None:
                     profiler.finish()

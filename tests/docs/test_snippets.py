@@ -1,4 +1,4 @@
-"""Every ```python block in docs/*.md runs against the current tree.
+"""Every ```python block in docs/*.md and README.md runs against the current tree.
 
 Conventions (docs/index.md repeats them for authors):
 - Each ```python block runs, in order; blocks of one page share their globals. Each block
@@ -60,7 +60,7 @@ def snippets(text: str) -> list[Snippet]:
     return out
 
 
-PAGES = sorted(DOCS.glob("*.md"))
+PAGES = sorted(DOCS.glob("*.md")) + [DOCS.parent / "README.md"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])

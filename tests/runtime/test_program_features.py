@@ -84,3 +84,46 @@ def test_dumps_write_the_marked_tensors_after_their_task(tmp_path):
     assert len(dumped) == 6  # every tensor argument of the three launches
     for value, want in zip(dumped, [x, x + 1, x + 1, x + 2, x + 2, x + 3]):
         torch.testing.assert_close(value, want)
+
+
+@pl.jit
+def layered(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """out = x + 1, then four identical layers of two launches through a region-created
+    tensor `h`: out = (out + 1) + 1."""
+    out = add_one(x, out)
+    for i in pl.range(4):
+        with pl.graph("layer"):
+            h = pl.create_tensor([N, N], dtype=pl.FP32)
+            h = add_one(out, h)
+            out = add_one(h, out)
+    return out
+
+
+def test_graph_records_once_and_replays_with_new_tensors():
+    compiled = layered.compile(torch.zeros(N, N), torch.zeros(N, N))
+    assert "with rt.graph('layer'):" in compiled.source
+    with ChipWorker(RunConfig(workers=2)) as worker:
+        handle = worker.register(compiled)
+        lookups = []
+        overlap = worker.scheduler._overlap
+        real_access = overlap.access
+
+        def counting_access(*args):
+            lookups.append(args[0])
+            real_access(*args)
+
+        overlap.access = counting_access
+        counts = []
+        for call in range(6):
+            x, out = torch.randn(N, N), torch.zeros(N, N)
+            before = len(lookups)
+            handle(x, out)
+            counts.append(len(lookups) - before)
+            torch.testing.assert_close(out, x + 9)
+        recording = handle.graphs["layer"]
+    # the first call records layer 0 and replays layers 1-3; later calls replay all four:
+    # each replay skips the two lookups of `h` (written by one launch, read by the next)
+    assert recording.replays == 3 + 5 * 4
+    assert recording.skipped_lookups == 2 * recording.replays
+    assert counts[0] - counts[1] == 2 and len(set(counts[1:])) == 1
+    assert [len(r.preds) for r in recording.launches] == [0, 1]  # h: write, then read after it

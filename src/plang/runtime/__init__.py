@@ -3,11 +3,12 @@
 from .compiled import CompiledProgram, ParamSpec
 from .config import RunConfig
 from .device_tensor import DeviceTensor
+from .graph import GraphRecording, GraphReplayError
 from .orchestrator import Orchestrator
 from .pipes import PipeError, PipeSet
 from .scheduler import GroupMember, Scheduler, Task, TaskError, TaskGroupError
 from .worker import ChipWorker, ProgramHandle
 
-__all__ = ["ChipWorker", "CompiledProgram", "DeviceTensor", "GroupMember", "Orchestrator", "ParamSpec",
-           "PipeError", "PipeSet", "ProgramHandle", "RunConfig", "Scheduler", "Task", "TaskError",
-           "TaskGroupError"]
+__all__ = ["ChipWorker", "CompiledProgram", "DeviceTensor", "GraphRecording", "GraphReplayError",
+           "GroupMember", "Orchestrator", "ParamSpec", "PipeError", "PipeSet", "ProgramHandle",
+           "RunConfig", "Scheduler", "Task", "TaskError", "TaskGroupError"]

@@ -12,6 +12,7 @@ from ..ir.enums import ParamDirection, ScopeMode
 from ..target import Device
 from .device_tensor import as_torch
 from .dump import TensorDumper
+from .graph import GraphRecording
 from .pipes import DEFAULT_SLOTS
 from .scheduler import GroupMember, Scheduler, Task
 
@@ -28,11 +29,13 @@ class Orchestrator:
     """Submits a program's kernel tasks to a `Scheduler` during one run."""
 
     def __init__(self, scheduler: Scheduler, kernels: Mapping[str, Any], device: Device,
-                 dumper: TensorDumper | None = None) -> None:
+                 dumper: TensorDumper | None = None,
+                 graphs: dict[str, GraphRecording] | None = None) -> None:
         self.scheduler = scheduler
         self.kernels = kernels
         self.device = device
         self.dumper = dumper
+        self.graphs = graphs if graphs is not None else {}  # pl.graph name -> its recording
 
     def kernel(self, name: str) -> Any:
         try:
@@ -82,16 +85,24 @@ class Orchestrator:
 
     @contextmanager
     def graph(self, name: str) -> Iterator[None]:
-        """A ``pl.graph`` region: its tasks are submitted and tracked like any others (the
-        CPU runtime does not record and replay the region's topology)."""
-        yield
+        """A ``pl.graph`` region: recorded the first time this program runs it on this
+        worker, replayed afterwards (see `plang.runtime.graph`)."""
+        with self.scheduler.graph(name, self.graphs.get(name)) as run:
+            yield
+        if run.result is not None:
+            self.graphs[name] = run.result
 
     def create_tensor(self, shape: Sequence[int], dtype: DataType, fill: Any = 0) -> torch.Tensor:
         """An intermediate DDR tensor (zero-filled, or filled with `fill`)."""
         shape = tuple(int(d) for d in shape)
         if fill == 0:
-            return torch.zeros(shape, dtype=dtype.to_torch())
-        return torch.full(shape, fill, dtype=dtype.to_torch())
+            tensor = torch.zeros(shape, dtype=dtype.to_torch())
+        else:
+            tensor = torch.full(shape, fill, dtype=dtype.to_torch())
+        graph = self.scheduler.graph_run
+        if graph is not None:
+            graph.created_tensor(tensor)
+        return tensor
 
     def read(self, tensor: Any, indices: Sequence[int]) -> Any:
         """Orchestration-time read of one element: waits for the tasks writing it."""

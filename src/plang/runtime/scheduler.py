@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from ..ir.enums import ParamDirection, ScopeMode
+from .graph import GraphRecording, GraphRun
 from .pipes import DEFAULT_SLOTS, PipeSet
 from .profiling import Profiler
 from .tensor_map import OverlapMap, footprint, overlaps
@@ -192,6 +193,7 @@ class Scheduler:
         self._failed: list[Task] = []
         self._untracked: list[Task] = []  # tasks with arguments the OverlapMap does not track
         self._untracked_sweep = 256
+        self._graph: GraphRun | None = None  # the pl.graph region being submitted
         self._ready: deque = deque()
         self._wake = threading.Condition(threading.Lock())
         self._idle = 0
@@ -241,7 +243,12 @@ class Scheduler:
                     allow_early_resolve)
         task.pipe_slots = pipe_slots
         before: set[Task] = set()
-        if args:
+        graph = self._graph
+        if graph is not None:
+            tracked = not self._scopes or self._scopes[-1] is ScopeMode.AUTO
+            if graph.derive(task, args, directions, tracked, before, self._overlap):
+                self._untracked.append(task)
+        elif args:
             untracked = bool(self._scopes) and self._scopes[-1] is not ScopeMode.AUTO
             if not untracked:
                 overlap = self._overlap
@@ -304,6 +311,20 @@ class Scheduler:
         finally:
             self._scopes.pop()
 
+    @contextmanager
+    def graph(self, name: str, recording: GraphRecording | None) -> Iterator[GraphRun]:
+        """A ``pl.graph`` region (see `plang.runtime.graph`): records its topology when
+        `recording` is None, else replays `recording`. The run's ``finish`` result (a new
+        recording, or None) is left in ``run.result``."""
+        if self._graph is not None:
+            raise RuntimeError(f"pl.graph {name!r} is nested inside pl.graph {self._graph.name!r}")
+        run = self._graph = GraphRun(name, recording)
+        try:
+            yield run
+        finally:
+            self._graph = None
+        run.result = run.finish(self._overlap)
+
     # ---------------------------------------------------------------- waiting
     def wait(self, timeout: float | None = None) -> None:
         """Block until every submitted task has retired; raise `TaskError` for the first
@@ -344,6 +365,8 @@ class Scheduler:
         where = footprint(value)
         if where is None:
             return
+        if self._graph is not None:
+            self._graph.host_access(where)
         writers = list(self._overlap.accessors_of(where, readers=write))
         self._untracked = [t for t in self._untracked if not t.done]
         writers += [t for t in self._untracked
@@ -360,6 +383,11 @@ class Scheduler:
             if t.state != DONE:
                 raise TaskError(f"{'writing' if write else 'reading'} a tensor accessed by {t.describe()}, "
                                 "which did not complete", t)
+
+    @property
+    def graph_run(self) -> GraphRun | None:
+        """The ``pl.graph`` region being submitted, if any."""
+        return self._graph
 
     @property
     def outstanding(self) -> int:

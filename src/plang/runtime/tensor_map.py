@@ -53,15 +53,15 @@ def overlaps(a: Footprint | None, b: Footprint | None) -> bool:
     return a is not None and b is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
-class _Segment:
+class Segment:
     __slots__ = ("start", "end", "writer", "readers")
 
     def __init__(self, start: int, end: int, writer: Any, readers: list) -> None:
         self.start, self.end, self.writer, self.readers = start, end, writer, readers
 
-    def split(self, at: int) -> _Segment:
+    def split(self, at: int) -> Segment:
         """Cut at `at`; self keeps [start, at), the returned segment is [at, end)."""
-        tail = _Segment(at, self.end, self.writer, list(self.readers))
+        tail = Segment(at, self.end, self.writer, list(self.readers))
         self.end = at
         return tail
 
@@ -78,10 +78,10 @@ class _Buffer:
 
     def __init__(self) -> None:
         self.starts: list[int] = []
-        self.segments: list[_Segment] = []
+        self.segments: list[Segment] = []
         self.sweep_at = 64
 
-    def cover(self, start: int, end: int) -> list[_Segment]:
+    def cover(self, start: int, end: int) -> list[Segment]:
         """The segments exactly covering [start, end), created / split as needed."""
         starts, segs = self.starts, self.segments
         i = bisect_right(starts, start) - 1
@@ -90,7 +90,7 @@ class _Buffer:
             starts.insert(i + 1, start)
             segs.insert(i + 1, tail)
         i = bisect_left(starts, start)
-        out: list[_Segment] = []
+        out: list[Segment] = []
         pos = start
         while pos < end:
             if i < len(segs) and segs[i].start == pos:
@@ -104,7 +104,7 @@ class _Buffer:
                 i += 1
             else:
                 gap_end = min(end, segs[i].start) if i < len(segs) else end
-                seg = _Segment(pos, gap_end, None, [])
+                seg = Segment(pos, gap_end, None, [])
                 starts.insert(i, pos)
                 segs.insert(i, seg)
                 out.append(seg)
@@ -169,6 +169,18 @@ class OverlapMap:
                 if readers:
                     out += [r for r in seg.readers if not r.done]
         return out
+
+    def segments(self, key: int) -> list[Segment]:
+        """The access history of buffer `key` (byte ranges with their writer and readers)."""
+        buf = self._buffers.get(key)
+        return list(buf.segments) if buf is not None else []
+
+    def install(self, key: int, segments: list[Segment]) -> None:
+        """Set buffer `key`'s whole history (sorted, disjoint segments) in one step."""
+        buf = self._buffers[key] = _Buffer()
+        buf.segments = segments
+        buf.starts = [s.start for s in segments]
+        buf.sweep_at = max(64, 2 * len(segments))
 
     def clear(self) -> None:
         self._buffers.clear()

@@ -19,6 +19,7 @@ from .compiled import CompiledProgram
 from .config import RunConfig
 from .device_tensor import DeviceTensor, as_torch
 from .dump import TensorDumper
+from .graph import GraphRecording
 from .orchestrator import Orchestrator
 from .profiling import Profiler
 from .scheduler import Scheduler
@@ -29,9 +30,10 @@ class ProgramHandle:
 
     def __init__(self, worker: ChipWorker, compiled: CompiledProgram) -> None:
         self.worker, self.compiled = worker, compiled
+        self.graphs: dict[str, GraphRecording] = {}  # recorded pl.graph regions, by name
 
     def __call__(self, *args: Any) -> Any:
-        return self.worker._dispatch(self.compiled, args)
+        return self.worker._dispatch(self, args)
 
 
 class ChipWorker:
@@ -102,15 +104,16 @@ class ChipWorker:
     def run(self, compiled: CompiledProgram, *args: Any) -> Any:
         return self.register(compiled)(*args)
 
-    def _dispatch(self, compiled: CompiledProgram, args: Sequence[Any]) -> Any:
+    def _dispatch(self, handle: ProgramHandle, args: Sequence[Any]) -> Any:
         self._check_open()
+        compiled = handle.compiled
         for a in args:
             if isinstance(a, DeviceTensor) and a.freed:
                 raise RuntimeError(f"{compiled.name}: an argument is a freed DeviceTensor")
         compiled.check_args(args)
         level = self.config.enable_dump_args
         dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
-        rt = Orchestrator(self.scheduler, compiled.kernels, self.device, dumper)
+        rt = Orchestrator(self.scheduler, compiled.kernels, self.device, dumper, handle.graphs)
         with self._run_lock:
             profiler = self.scheduler.profiler = Profiler() if self.config.profiling else None
             try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pass_testing import check_pass, parse
+from pass_testing import check_pass, line_of, parse
 
 from plang.passes import PassError, inline_functions
 
@@ -157,3 +157,95 @@ def test_recursive_inline_functions_are_an_error():
     """)
     with pytest.raises(PassError, match="call each other recursively: f -> g -> f"):
         inline_functions()(prog)
+
+
+def test_dynamic_dims_of_the_inlined_body_take_the_callers_shapes():
+    check_pass("inline_functions", """
+        N = pl.dynamic("N")
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def halves(self, x: pl.Tensor[[N, 64], pl.FP32]) -> pl.Tensor[[N, 64], pl.FP32]:
+                y: pl.Tensor[[N, 64], pl.FP32] = pl.mul(x, 0.5)
+                for i, (acc,) in pl.range(N // 64, init_values=(y,)):
+                    a2: pl.Tensor[[N, 64], pl.FP32] = pl.add(acc, x)
+                    r: pl.Tensor[[N, 64], pl.FP32] = pl.yield_(a2)
+                return r
+
+            @pl.function
+            def main(self, a: pl.Tensor[[128, 64], pl.FP32]) -> pl.Tensor[[128, 64], pl.FP32]:
+                z: pl.Tensor[[128, 64], pl.FP32] = pl.add(self.halves(a), a)
+                return z
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[128, 64], pl.FP32]) -> pl.Tensor[[128, 64], pl.FP32]:
+                y: pl.Tensor[[128, 64], pl.FP32] = pl.mul(a, 0.5)
+                for i, (acc,) in pl.range(2, init_values=(y,)):
+                    a2: pl.Tensor[[128, 64], pl.FP32] = pl.add(acc, a)
+                    r: pl.Tensor[[128, 64], pl.FP32] = pl.yield_(a2)
+                z: pl.Tensor[[128, 64], pl.FP32] = pl.add(r, a)
+                return z
+    """, ("NoInlineFunctions", "TypeCheck"))
+
+
+def test_one_dynamic_dim_bound_to_two_sizes_is_an_error():
+    src = """
+        N = pl.dynamic("N")
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def both(self, x: pl.Tensor[[N, 64], pl.FP32],
+                     y: pl.Tensor[[N, 64], pl.FP32]) -> pl.Scalar[pl.INDEX]:
+                return N
+
+            @pl.function
+            def main(self, a: pl.Tensor[[128, 64], pl.FP32],
+                     b: pl.Tensor[[64, 64], pl.FP32]) -> pl.Scalar[pl.INDEX]:
+                n = self.both(a, b)
+                return n
+    """
+    with pytest.raises(PassError) as err:
+        inline_functions()(parse(src))
+    assert "dim N = 128 and 64 (parameter 'y')" in err.value.message
+    assert err.value.line == line_of(src, "n = self.both(a, b)")
+
+
+def test_inline_calls_in_iter_arg_initial_values_are_spliced_before_the_loop():
+    check_pass("inline_functions", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def sq(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+                y: pl.Tensor[[64], pl.FP32] = pl.mul(x, x)
+                return y
+
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64], pl.FP32]:
+                for i, (acc,) in pl.range(4, init_values=(self.sq(a),)):
+                    s: pl.Tensor[[64], pl.FP32] = pl.add(acc, a)
+                    r: pl.Tensor[[64], pl.FP32] = pl.yield_(s)
+                for (k, w) in pl.while_(init_values=(0, self.sq(r))):
+                    pl.cond(k < n)
+                    w2: pl.Tensor[[64], pl.FP32] = pl.exp(w)
+                    k2, w3 = pl.yield_(k + 1, w2)
+                return w3
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[64], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64], pl.FP32]:
+                t: pl.Tensor[[64], pl.FP32] = pl.mul(a, a)
+                for i, (acc,) in pl.range(4, init_values=(t,)):
+                    s: pl.Tensor[[64], pl.FP32] = pl.add(acc, a)
+                    r: pl.Tensor[[64], pl.FP32] = pl.yield_(s)
+                t2: pl.Tensor[[64], pl.FP32] = pl.mul(r, r)
+                for (k, w) in pl.while_(init_values=(0, t2)):
+                    pl.cond(k < n)
+                    w2: pl.Tensor[[64], pl.FP32] = pl.exp(w)
+                    k2, w3 = pl.yield_(k + 1, w2)
+                return w3
+    """, ("NoInlineFunctions", "TypeCheck"))

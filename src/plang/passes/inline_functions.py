@@ -13,7 +13,8 @@ from __future__ import annotations
 from ..ir.enums import FunctionType
 from ..ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, GlobalVar, MakeTuple, Var
 from ..ir.function import Function, Program
-from ..ir.stmt import Assign, Eval, Return, Stmt, While, flatten, seq
+from ..ir.stmt import Assign, Eval, For, Return, Stmt, While, flatten, seq
+from ..ir.types import ShapedType, dims_equal, format_shape
 from .analysis.renaming import rename_locals
 from .analysis.var_rewrite import VarRewriter
 from .analysis.var_uses import calls_in, walk_stmts
@@ -105,6 +106,8 @@ class _Splicer:
         if isinstance(s, While) and any(_inline_callee(c, self.program) for c in calls_in(Eval(s.cond))):
             raise PassError("a call of an inline function in a while condition cannot be inlined; "
                             "compute it in the loop body", s.span, "InlineFunctions")
+        if isinstance(s, (For, While)):
+            s = self.splice_iter_inits(s, prefix)
         changes = {}
         for field, value in s.fields():
             if isinstance(value, Stmt):
@@ -114,6 +117,21 @@ class _Splicer:
             elif isinstance(value, tuple) and value and all(isinstance(v, Expr) for v in value):
                 changes[field] = tuple(self.expr(v, prefix, s) for v in value)
         return prefix + [s.replace(**changes)]
+
+    def splice_iter_inits(self, s: For | While, prefix: list[Stmt]) -> For | While:
+        """`s` with inline calls in its iter args' initial values spliced before it."""
+        fresh: dict[Var, Expr] = {}
+        for a in s.iter_args:
+            init = self.expr(a.init, prefix, s)
+            if init is not a.init:
+                fresh[a] = a.replace(init=init)
+        if not fresh:
+            return s
+        rewriter = VarRewriter(fresh)
+        changes = {"iter_args": tuple(fresh.get(a, a) for a in s.iter_args), "body": rewriter.stmt(s.body)}
+        if isinstance(s, While):
+            changes["cond"] = rewriter.expr(s.cond)
+        return s.replace(**changes)
 
     def expr(self, e: Expr, prefix: list[Stmt], at: Stmt) -> Expr:
         """`e` with inline calls replaced by their results, their bodies appended to `prefix`."""
@@ -130,6 +148,7 @@ class _Splicer:
                 bound = Var(param.name, param.type, at.span)
                 prefix.append(Assign(bound, arg, at.span))
                 mapping[param] = bound
+        mapping.update(_dim_bindings(callee, call))
         stmts = flatten(rename_locals(callee.body, mapping))
         ret = stmts.pop() if stmts and isinstance(stmts[-1], Return) else None
         early = next((s for s in stmts for x in walk_stmts(s) if isinstance(x, Return)), None)
@@ -139,6 +158,25 @@ class _Splicer:
         prefix.extend(stmts)
         values = ret.values if ret is not None else ()
         return values[0] if len(values) == 1 else MakeTuple(values, call.span)
+
+
+def _dim_bindings(callee: Function, call: Call) -> dict[Var, Expr]:
+    """Each dynamic dim of the callee's parameter shapes -> the argument's dim at this call
+    site, so the spliced body is typed with the caller's concrete shapes."""
+    out: dict[Var, Expr] = {}
+    for param, arg in zip(callee.params, call.args):
+        pt, at = param.type, arg.type
+        if not (isinstance(pt, ShapedType) and isinstance(at, ShapedType) and pt.rank == at.rank):
+            continue
+        for dim, actual in zip(pt.shape, at.shape):
+            if not isinstance(dim, Var):
+                continue
+            bound = out.setdefault(dim, actual)
+            if bound is not actual and not dims_equal(bound, actual):
+                raise PassError(f"inline function '{callee.name}' is called with dim {dim.name} = "
+                                f"{format_shape((bound,))[1:-1]} and {format_shape((actual,))[1:-1]} "
+                                f"(parameter '{param.name}')", call.span, "InlineFunctions")
+    return out
 
 
 class _CallRewriter(VarRewriter):

@@ -20,7 +20,7 @@ from ...ir.enums import ParamDirection
 from ...ir.expr import Call, Cast, Expr, GlobalVar, Var
 from ...ir.function import Function
 from ...ir.span import Span
-from ...ir.types import ScalarType, TupleType, Type
+from ...ir.types import ScalarType, ShapedType, TupleType, Type
 from .. import constructs
 from ..dispatch import ParseState, binary_operator, literal, logical, unary_operator
 from ..values import DSLValue, DynVar, TypeSpec, wrap
@@ -102,6 +102,27 @@ class MultiReturn:
 
     def __init__(self, specs: list[Any]) -> None:
         self.specs = specs
+
+
+def _call_result_type(sig: Signature, args: list[Expr]) -> Type:
+    """The callee's result type with its dynamic dims bound to the arguments' dims
+    (`f(x: Tensor[[N, 64]]) -> Tensor[[N, 64]]` called on a [128, 64] tensor gives [128, 64])."""
+    dims: dict[Var, Expr] = {}
+    for p, a in zip(sig.params, args):
+        pt, at = p.type, a.type
+        if isinstance(pt, ShapedType) and isinstance(at, ShapedType) and pt.rank == at.rank:
+            for d, actual in zip(pt.shape, at.shape):
+                if isinstance(d, Var):
+                    dims.setdefault(d, actual)
+
+    def bind(t: Type) -> Type:
+        if isinstance(t, TupleType):
+            return TupleType([bind(x) for x in t.types])
+        if isinstance(t, ShapedType):
+            return t.replace(shape=tuple(dims.get(d, d) if isinstance(d, Var) else d for d in t.shape))
+        return t
+
+    return bind(sig.result_type) if dims else sig.result_type
 
 
 def signature_of(fn: Function) -> Signature:
@@ -404,7 +425,7 @@ class ExprEvaluator(ParseState):
             GlobalVar(sig.name, self.src.span(node)),
             exprs,
             kwargs,
-            result or sig.result_type,
+            result or _call_result_type(sig, exprs),
             self.src.span(node),
         )
 

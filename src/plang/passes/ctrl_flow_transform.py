@@ -6,14 +6,16 @@ Inside a loop body (non-SSA IR, before ConvertToSSA):
   of the enclosing block runs under `if not cont:` (`cont = False` at the top of the body);
 - `break` also sets `brk = True` (`brk = False` before the loop): a `for` body runs under
   `if not brk:`, a `while` condition becomes `not brk and cond`.
-ConvertToSSA then threads the flags as ordinary rebound names. Loops whose values are
-carried explicitly (`init_values=` / `pl.yield_`) cannot also escape early: that is an error.
+ConvertToSSA then threads the flags as ordinary rebound names. In a loop carrying values
+explicitly (`init_values=` / `pl.yield_`) the body works on per-iteration copies of the
+carried values and yields them (a `continue` keeps them as they were, a `break` leaves with
+them); the break flag is carried as an extra iter arg.
 """
 
 from __future__ import annotations
 
 from ..dtypes import BOOL
-from ..ir.expr import And, ConstBool, Not, Var
+from ..ir.expr import And, ConstBool, IterArg, Not, Var
 from ..ir.function import Function, Program
 from ..ir.stmt import (
     Assign,
@@ -26,6 +28,7 @@ from ..ir.stmt import (
     SplitAivScope,
     Stmt,
     While,
+    Yield,
     flatten,
     seq,
 )
@@ -85,12 +88,12 @@ class _LoopLowering:
     """Rewrite one loop whose body (inner loops already done) contains break / continue."""
 
     def __init__(self, loop: For | While, first_escape: Stmt) -> None:
-        if loop.iter_args:
-            raise PassError(f"'{type(first_escape).__name__.lower()}' in a loop that carries values "
-                            "explicitly (init_values= / pl.yield_) is not supported; carry them by "
-                            "re-binding names instead", first_escape.span, "CtrlFlowTransform")
         self.loop = loop
         stmts = flatten(loop.body)
+        if loop.iter_args and not (stmts and isinstance(stmts[-1], Yield)):
+            raise PassError(f"'{type(first_escape).__name__.lower()}' in a loop that carries values "
+                            "needs the loop body to end with pl.yield_", first_escape.span,
+                            "CtrlFlowTransform")
         self.has_break = any(isinstance(x, Break) for x in walk_stmts(loop.body))
         nested = any(isinstance(x, ESCAPES) for s in stmts if not isinstance(s, ESCAPES)
                      for x in walk_stmts(s))
@@ -99,6 +102,8 @@ class _LoopLowering:
         self.stmts = stmts
 
     def lower(self) -> Stmt:
+        if self.loop.iter_args:
+            return self.lower_carried()
         body = self.block(self.stmts)
         if self.cont is not None:
             body = [Assign(self.cont, ConstBool(False), self.loop.span)] + body
@@ -112,6 +117,31 @@ class _LoopLowering:
         else:
             loop = self.loop.replace(body=If(not_broken, seq(body), span=self.loop.span))
         return SeqStmts([init, loop], self.loop.span)
+
+    def lower_carried(self) -> Stmt:
+        """A loop with explicit iter args: the body works on per-iteration copies of the
+        carried values (`x_carry = x` at the top, the trailing yield's values assigned to them
+        where it is reached) and yields the copies, so `continue` carries the values as they
+        were and `break` leaves with them. The break flag is itself an iter arg."""
+        loop, span = self.loop, self.loop.span
+        *stmts, yielded = self.stmts
+        carry = [Var(f"{a.name}_carry", a.type, span) for a in loop.iter_args]
+        top = [Assign(c, a, span) for c, a in zip(carry, loop.iter_args)]
+        reached = [Assign(c, v, yielded.span) for c, v in zip(carry, yielded.values)]
+        body = self.block(stmts + reached)
+        if self.cont is not None:
+            body = [Assign(self.cont, ConstBool(False), span)] + body
+        if self.brk is None:
+            return loop.replace(body=seq(top + body + [Yield(carry, yielded.span)]))
+        broken = IterArg("brk", self.brk.type, ConstBool(False), span)
+        top.append(Assign(self.brk, broken, span))
+        if isinstance(loop, While):
+            loop = loop.replace(cond=And(Not(broken, span), loop.cond, span=loop.cond.span))
+        else:
+            body = [If(Not(self.brk, span), seq(body), span=span)]
+        return loop.replace(iter_args=loop.iter_args + (broken,),
+                            return_vars=loop.return_vars + (Var("brk", self.brk.type, span),),
+                            body=seq(top + body + [Yield([*carry, self.brk], yielded.span)]))
 
     def escape(self, s: Stmt) -> list[Stmt]:
         out = [Assign(self.brk, ConstBool(True), s.span)] if isinstance(s, Break) else []

@@ -18,7 +18,8 @@ Every kernel, generated or external, exports one packed entry point
 `plang.runtime.pipes`); kernels call them through these pointers for `tpush_*` / `tpop_*` /
 `tfree_*`:
 
-    void *get(void *pipes, int64 pipe_id, int64 slot_bytes, int64 slots);
+    void *get(void *pipes, int64 pipe_id, int64 slot_bytes, int64 slots);  // slots 0: the Group's
+                                                                           // `pl.cross_core_slot` depth
     int push(void *pipe, const void *src, int64 nbytes);   // blocks while the ring is full
     int pop(void *pipe, void *dst, int64 nbytes);          // blocks until a slot holds data
     int free(void *pipe);                                  // releases the oldest popped slot
@@ -49,10 +50,6 @@ TO_AIC = 1
 
 _i64 = ctypes.c_int64
 _vp = ctypes.c_void_p
-
-PIPE_SLOTS = 2
-"""Ring depth every kernel asks for (both ends of a pipe must agree)."""
-
 
 def pipe_id(crossing: int, direction: int, lane: int) -> int:
     return 4 * crossing + 2 * direction + lane

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .abi import CONTEXT_FIELDS, PIPE_API_FIELDS, PIPE_SLOTS, TO_AIC, TO_AIV, pipe_id
+from .abi import CONTEXT_FIELDS, PIPE_API_FIELDS, TO_AIC, TO_AIV, pipe_id
 from .builder import TileBuf, geometry
 from .context import LowerContext, field_address
 from .lower_layout import window_reader, write_window
@@ -35,7 +35,7 @@ def _pipe(lc: LowerContext, ident: int, direction: int, lane, nbytes: int) -> ir
     else:
         pid = arith.addi(_i64(lc, pipe_id(ident, direction, 0)), arith.index_cast(i64, lane))
     pipes = lc.context_pointer(CONTEXT_FIELDS.index("pipes"))
-    return llvm.call(_ptr_type(), [_api(lc, "get"), pipes, pid, _i64(lc, nbytes), _i64(lc, PIPE_SLOTS)],
+    return llvm.call(_ptr_type(), [_api(lc, "get"), pipes, pid, _i64(lc, nbytes), _i64(lc, 0)],
                      [], [])
 
 

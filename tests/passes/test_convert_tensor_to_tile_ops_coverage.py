@@ -188,7 +188,6 @@ def test_lowered_arange_gather_scatter_match_torch():
         assert torch.equal(g, e)
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel backend has no tile.arange / gather / scatter yet")
 def test_arange_gather_scatter_run_on_the_chip():
     compiled = pl.compile(parse(GENERATE_AND_INDEX))
     args, expected = generate_and_index_args()

@@ -3,7 +3,10 @@ by tpush / tpop / tfree on the core group's pipe."""
 
 from __future__ import annotations
 
-from pass_testing import check_pass
+import pytest
+from pass_testing import check_pass, line_of, parse
+
+from plang.passes import PassError, expand_mixed_kernel
 
 T = "pl.Tensor[[64, 64], pl.FP32]"
 B = "pl.Tensor[[64, 64], pl.BF16]"
@@ -271,3 +274,72 @@ def test_types_follow_the_fresh_vars_they_mention():
         class P:
             @pl.function(type=pl.FunctionType.AIV){kernel}
     """, ("MixedKernelExpanded", "TypeCheck", "UseAfterDef"))
+
+
+SCALE_TILE = "pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec]"
+
+
+def test_scalar_arithmetic_only_the_vector_side_needs_is_not_duplicated_on_the_cube():
+    check_pass("expand_mixed_kernel", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, sc: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[{T}]) -> {T}:
+                st: {SCALE_TILE} = pl.tile.load(sc, [0, 0], [1, 64], {MEM}.Vec)
+                f = pl.tile.read(st, [0, 0])
+                f2 = f * 2.0{CUBE_PROLOGUE}
+                cv: {VEC} = pl.tile.move(c, {MEM}.Vec)
+                r: {VEC} = pl.tile.muls(cv, f2)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k_aic(self, a: {B}, b: {B}, sc: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[{T}]):{CUBE_PROLOGUE}
+                pl.tile.tpush_to_aiv(c, split=0)
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def k_aiv(self, a: {B}, b: {B}, sc: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[{T}]) -> {T}:
+                st: {SCALE_TILE} = pl.tile.load(sc, [0, 0], [1, 64], {MEM}.Vec)
+                f = pl.tile.read(st, [0, 0])
+                f2 = f * 2.0
+                cv: {VEC} = pl.tile.tpop_from_aic(shape=[64, 64], dtype=pl.FP32)
+                r: {VEC} = pl.tile.muls(cv, f2)
+                pl.tile.tfree_to_aic(cv)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+
+            @pl.function(type=pl.FunctionType.Group)
+            def k(self, a: {B}, b: {B}, sc: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[{T}]) -> {T}:
+                self.k_aic(a, b, sc, out)
+                r = self.k_aiv(a, b, sc, out)
+                return r
+    """, ("MixedKernelExpanded", "TypeCheck", "UseAfterDef"))
+
+
+def test_scalar_computed_on_the_vector_side_and_read_by_the_cube_is_an_error():
+    src = f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[256, 64], pl.BF16], b: {B}, rows: pl.Tensor[[1, 64], pl.INT32],
+                  out: pl.Out[{T}]) -> {T}:
+                rt: pl.Tile[[1, 64], pl.INT32, pl.Mem.Vec] = pl.tile.load(rows, [0, 0], [1, 64], {MEM}.Vec)
+                first = pl.tile.read(rt, [0, 0])
+                row = pl.cast(first, pl.INDEX) * 64
+                at: {MAT} = pl.tile.load(a, [row, 0], [64, 64], {MEM}.Mat)
+                al: {LEFT} = pl.tile.move(at, {MEM}.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MEM}.Mat)
+                br: {RIGHT} = pl.tile.move(bt, {MEM}.Right)
+                c: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                o = pl.tile.store(c, [0, 0], out)
+                return o
+    """
+    with pytest.raises(PassError) as err:
+        expand_mixed_kernel()(parse(src))
+    msg = err.value.message
+    assert msg.startswith(f"scalar 'first' is computed by AIV work (line {line_of(src, 'first = ')}) "
+                          "and read in the AIC kernel of 'k'")
+    assert "only tiles cross between the AIC and AIV kernels" in msg
+    assert err.value.line == line_of(src, "row = pl.cast(first")

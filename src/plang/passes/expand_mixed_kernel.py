@@ -14,7 +14,8 @@ whose only cross-side use is a `tile.move` crosses at that move. The named cross
 split code; the region itself becomes its body on the AIV side, with the lane index bound
 by `tile.get_subblock_idx()`. Each crossing has its own pipe: crossings in one direction are
 numbered in definition order (the `id` of the push / pop / free; 0, the default, is left out),
-so tiles of different sizes never share a pipe's slots.
+so tiles of different sizes never share a pipe's slots. A scalar computed by one side's
+work and read by the other's is an error naming it (only tiles travel on the pipes).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ from ..ir.stmt import (
 from ..ir.types import TensorType, TileType, TupleType
 from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, stmt_side
 from .analysis.memory_effects import alias_roots
+from .analysis.outliner import global_dims
 from .analysis.var_rewrite import VarRewriter, block, with_block_bodies
-from .analysis.var_uses import defined_vars, expr_vars, stmt_exprs, walk_stmts
+from .analysis.var_uses import defined_vars, expr_vars, free_vars, stmt_exprs, used_vars, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -313,7 +315,44 @@ def expand(fn: Function) -> list[Function]:
     vector = [i for i in range(len(values)) if i not in cube]
     aic = _kernel(fn, f"{fn.name}_aic", Side.CUBE, info, aliases, cube)
     aiv = _kernel(fn, f"{fn.name}_aiv", Side.VECTOR, info, aliases, vector)
+    aic = _scalars_from_one_side(fn, aic, Side.CUBE)
+    aiv = _scalars_from_one_side(fn, aiv, Side.VECTOR)
     return [aic, aiv, _group(fn, aic, aiv, cube, vector)]
+
+
+def _scalars_from_one_side(fn: Function, kernel: Function, side: Side) -> Function:
+    """`kernel` without the duplicated scalar arithmetic it does not need; a scalar computed by
+    the other side's work and still read here is an error (only tiles travel on the pipes)."""
+    while True:
+        missing = [v for v in free_vars(kernel.body) if v not in kernel.params and v not in global_dims(fn)]
+        if not missing:
+            return kernel
+        used = used_vars(kernel.body)
+        unused = {s.var for s in walk_stmts(kernel.body)
+                  if isinstance(s, Assign) and not isinstance(s.value, Call) and s.var not in used}
+        if not unused:
+            break
+        kernel = kernel.replace(body=_without_bindings(kernel.body, unused))
+    v = missing[0]
+    reader = next(s for s in walk_stmts(kernel.body) for e in stmt_exprs(s) if v in expr_vars(e))
+    where = next((f" (line {s.span.begin_line})" for s in walk_stmts(fn.body)
+                  if isinstance(s, Assign) and s.var is v and s.span is not None), "")
+    raise PassError(f"scalar {v.name!r} is computed by {OTHER[side].value} work{where} and read in the "
+                    f"{side.value} kernel of {fn.name!r}; only tiles cross between the AIC and AIV "
+                    f"kernels: compute the scalar on the {side.value} side too (from data it loads "
+                    f"itself), or keep its producer and its readers on one side", reader.span)
+
+
+def _without_bindings(s: Stmt, dead: set[Var]) -> Stmt:
+    if isinstance(s, SeqStmts):
+        kept = [_without_bindings(x, dead) for x in s.stmts if not (isinstance(x, Assign) and x.var in dead)]
+        return s.replace(stmts=tuple(kept))
+    if isinstance(s, If):
+        return s.replace(then_body=_without_bindings(s.then_body, dead),
+                         else_body=None if s.else_body is None else _without_bindings(s.else_body, dead))
+    if isinstance(s, (For, While, Scope)):
+        return s.replace(body=_without_bindings(s.body, dead))
+    return s
 
 
 def _group(fn: Function, aic: Function, aiv: Function, cube: list[int], vector: list[int]) -> Function:

@@ -16,8 +16,12 @@ from typing import Any, Callable
 from ... import ir as pir
 from ...dtypes import BOOL, INDEX
 from . import (
+    lower_batch_matmul,
     lower_cast,
     lower_elementwise,
+    lower_extra_elementwise,
+    lower_generate,
+    lower_indexing,
     lower_layout,
     lower_matmul,
     lower_memory,
@@ -34,7 +38,8 @@ from .vectors import LazyTile, full, map_chunks, materialize
 Lowering = Callable[[LowerContext, str, dict], Any]
 LOWERINGS: dict[str, Lowering] = {}
 for _module in (lower_elementwise, lower_cast, lower_memory, lower_reduce, lower_matmul, lower_layout,
-                lower_pipe):
+                lower_pipe, lower_extra_elementwise, lower_generate, lower_indexing,
+                lower_batch_matmul):
     _module.register(LOWERINGS)
 
 _CONTEXT_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1, "tile.get_subblock_idx": 2}

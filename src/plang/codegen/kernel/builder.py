@@ -147,6 +147,14 @@ class KernelBuilder:
         return self.module
 
 
+def static_index(v: ir.Value) -> int | None:
+    """The value of an index built by `arith.constant` (None for anything computed)."""
+    op = v.owner
+    if isinstance(op, ir.OpView) and isinstance(op.opview, arith.ConstantOp):
+        return ir.IntegerAttr(op.opview.value).value
+    return None
+
+
 def _wrap_int(v: int, bits: int) -> int:
     """Two's-complement reinterpretation of `v` in `bits` (MLIR wants signed literals)."""
     v &= (1 << bits) - 1

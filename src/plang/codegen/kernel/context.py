@@ -20,6 +20,16 @@ def unsupported(where: str, dtype: DataType) -> KernelCompileError:
 
 
 @dataclass
+class RowMode:
+    """Row-wise fusion (`lower_rows.py`): the statements being lowered compute row `row` of
+    tiles with `rows` rows, so each such tile appears as a one-row tile (a one-row buffer,
+    a view of one row of a full buffer, or a lazy tile reading row `row`)."""
+
+    row: ir.Value
+    rows: int
+
+
+@dataclass
 class DdrTensor:
     """A DDR tensor parameter: its strided memref and IR type."""
 
@@ -60,6 +70,17 @@ class LowerContext:
         # (reduction Assign, op name); its result lands in `prebound`.
         self.fused_reduction: tuple[pir.Assign, str] | None = None
         self.prebound: dict[pir.Assign, TileBuf] = {}
+        self.row_mode: RowMode | None = None
+        self._use_counts: dict | None = None
+
+    @property
+    def use_counts(self) -> dict:
+        """How often each Var is used in the function body (computed once)."""
+        if self._use_counts is None:
+            from .lower import count_uses
+
+            self._use_counts = count_uses(self.function.body)
+        return self._use_counts
 
     # -- errors ---------------------------------------------------------------------------
     def where(self, op: str) -> str:
@@ -131,7 +152,26 @@ class LowerContext:
         return value
 
     # -- tiles ----------------------------------------------------------------------------
+    def dims(self, t: pir.TileType, where: str) -> tuple[int, int]:
+        """`tile_dims` of a tile as this code sees it: one row in row mode."""
+        rows, cols = tile_dims(t, where)
+        mode = self.row_mode
+        return (1, cols) if mode is not None and rows == mode.rows else (rows, cols)
+
     def valid_of(self, t: pir.TileType) -> tuple[ir.Value, ir.Value]:
+        """The valid (rows, cols) of a tile of type `t`; in row mode the valid rows of the
+        current row (1 or 0)."""
+        rows, cols = self.full_valid_of(t)
+        mode = self.row_mode
+        if mode is None or tile_dims(t, "")[0] != mode.rows:
+            return rows, cols
+        if t.valid_shape is None:
+            return self.kb.idx(1), cols
+        inside = arith.cmpi(arith.CmpIPredicate.ult, mode.row, rows)
+        return arith.select(inside, self.kb.idx(1), self.kb.idx(0)), cols
+
+    def full_valid_of(self, t: pir.TileType) -> tuple[ir.Value, ir.Value]:
+        """The valid (rows, cols) of the whole tile, row mode or not."""
         rows, cols = tile_dims(t, self.where("tile"))
         if t.valid_shape is None:
             return self.kb.idx(rows), self.kb.idx(cols)
@@ -154,7 +194,7 @@ class LowerContext:
     def new_tile(self, t: pir.TileType) -> TileBuf:
         if t.dtype not in SUPPORTED_DTYPES:
             raise unsupported(self.where(self.call.op.name if self.call else "tile"), t.dtype)
-        rows, cols = tile_dims(t, self.where("tile"))
+        rows, cols = self.dims(t, self.where("tile"))
         return self.kb.alloc_tile(t.dtype, rows, cols, self.valid_of(t))
 
     def result_tile(self) -> TileBuf:
@@ -163,7 +203,7 @@ class LowerContext:
         if not isinstance(t, pir.TileType):
             raise self.error(f"{self.call.op.name} result is not a tile")
         d = self.dest
-        if d is not None and d.dtype is t.dtype and (d.rows, d.cols) == tile_dims(t, ""):
+        if d is not None and d.dtype is t.dtype and (d.rows, d.cols) == self.dims(t, ""):
             return self.kb.with_valid(d, self.valid_of(t))
         return self.new_tile(t)
 
@@ -174,7 +214,7 @@ class LowerContext:
         if t.dtype not in SUPPORTED_DTYPES:
             raise unsupported(self.where(self.call.op.name), t.dtype)
         if self.defer:
-            rows, cols = tile_dims(t, self.where(self.call.op.name))
+            rows, cols = self.dims(t, self.where(self.call.op.name))
             return lazy_map(self.kb, rows, cols, t.dtype, self.valid_of(t), operands, fn, convert)
         out = self.result_tile()
         self.store_result(out, lazy_map(self.kb, out.rows, out.cols, out.dtype, out.valid, operands, fn,

@@ -31,6 +31,7 @@ from . import (
 from .abi import TensorArg, kernel_signature
 from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import DdrTensor, LowerContext
+from .lower_rows import lower_row_region, row_regions
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
 from .vectors import LazyTile, full, map_chunks, materialize
@@ -148,12 +149,26 @@ def _value_of(lc: LowerContext, e: pir.Expr, dest: TileBuf | None = None) -> Any
 
 def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) -> list | None:
     """Lower a statement list; returns the values of a trailing `Yield` (None without one)."""
+    return lower_stmts(lc, pir.flatten(s), hints or {})
+
+
+def lower_stmts(lc: LowerContext, stmts: list, hints: dict, pinned: frozenset = frozenset()) -> list | None:
+    """Lower `stmts` (`hints`: Assign -> buffer to compute its tile into; `pinned`: Assigns
+    whose tile result must be computed into a buffer, never left lazy). Runs of row-local
+    statements go through `lower_rows` (outside row mode)."""
     yielded = None
-    stmts = pir.flatten(s)
-    hints = hints or {}
-    deferred = _deferrable(stmts, hints)
-    fused = _fusible_reductions(stmts, hints, deferred)
-    for st in stmts:
+    regions = {} if lc.row_mode is not None else {i: (j, rows) for i, j, rows in row_regions(stmts)}
+    in_region = {id(st) for i, (j, _) in regions.items() for st in stmts[i:j]}
+    deferred = _deferrable(stmts, hints, pinned)
+    fused = _fusible_reductions(stmts, hints, deferred, in_region)
+    skip_to = 0
+    for k, st in enumerate(stmts):
+        if k < skip_to:
+            continue
+        if k in regions:
+            skip_to, rows = regions[k]
+            lower_row_region(lc, stmts[k:skip_to], rows, hints)
+            continue
         if isinstance(st, pir.Assign):
             if st in lc.prebound:
                 lc.bind(st.var, lc.prebound.pop(st))
@@ -195,16 +210,16 @@ _FUSIBLE = ({"tile.load", "tile.cast", "tile.lrelu", "tile.cmp", "tile.cmps", "t
                for op in [""] + [f"_{o}" for o in lower_elementwise.EXPAND_OPS]})
 
 
-def _deferrable(stmts: list, hints: dict) -> set:
+def _deferrable(stmts: list, hints: dict, pinned: frozenset) -> set:
     """Assignments whose tile result may stay lazy: a fusible op whose value is used exactly
     once, directly by a later statement of the same block, with only non-writing assignments
     in between (so nothing it reads can change before it is computed)."""
-    counts: dict = {}
-    _count_uses(stmts, counts)
+    counts = count_uses(stmts)
     out = set()
     for i, st in enumerate(stmts):
-        if (not isinstance(st, pir.Assign) or st in hints or not isinstance(st.value, pir.Call)
-                or isinstance(st.value.op, pir.GlobalVar) or st.value.op.name not in _FUSIBLE
+        if (not isinstance(st, pir.Assign) or st in hints or st in pinned
+                or not isinstance(st.value, pir.Call) or isinstance(st.value.op, pir.GlobalVar)
+                or st.value.op.name not in _FUSIBLE
                 or counts.get(st.var) != 1):
             continue
         for later in stmts[i + 1:]:
@@ -217,10 +232,10 @@ def _deferrable(stmts: list, hints: dict) -> set:
     return out
 
 
-def _fusible_reductions(stmts: list, hints: dict, deferred: set) -> dict:
+def _fusible_reductions(stmts: list, hints: dict, deferred: set, in_region: set) -> dict:
     """Producer assignment -> (row reduction assignment, op) for a row reduction of a tile
     that is computed into a buffer by a fusible op, with only non-writing assignments
-    between: the reduction is done in the producer's pass."""
+    between: the reduction is done in the producer's pass (never one a row region lowers)."""
     out = {}
     for i, st in enumerate(stmts):
         if (not isinstance(st, pir.Assign) or st in deferred or not isinstance(st.value, pir.Call)
@@ -229,6 +244,8 @@ def _fusible_reductions(stmts: list, hints: dict, deferred: set) -> dict:
             continue
         for later in stmts[i + 1:]:
             v = getattr(later, "value", None)
+            if id(later) in in_region:
+                break
             if (isinstance(later, pir.Assign) and isinstance(v, pir.Call)
                     and not isinstance(v.op, pir.GlobalVar) and later not in hints
                     and v.op.name in lower_reduce.FUSIBLE_ROW_REDUCTIONS and v.args[0] is st.var):
@@ -255,6 +272,13 @@ def _harmless(st: pir.Stmt, hints: dict) -> bool:
         return False
     v = st.value
     return not isinstance(v, pir.Call) or (not isinstance(v.op, pir.GlobalVar) and not v.op.facts.writes)
+
+
+def count_uses(node: Any) -> dict:
+    """Var -> how many times an IR node (or list of them) uses it."""
+    counts: dict = {}
+    _count_uses(node, counts)
+    return counts
 
 
 def _count_uses(node: Any, counts: dict) -> None:

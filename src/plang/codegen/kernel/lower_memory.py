@@ -18,7 +18,7 @@ from ... import ir as pir
 from ...dtypes import INT64, DataType
 from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
-from .context import DdrTensor, LowerContext, tile_dims
+from .context import DdrTensor, LowerContext
 from .mlir import arith, ir, memref
 from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
@@ -97,8 +97,9 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     kb = lc.kb
     ddr = lc.ddr(a["tensor"])
     t = lc.call.type
-    rows_n, cols_n = tile_dims(t, lc.where("tile.load"))
+    rows_n, cols_n = lc.dims(t, lc.where("tile.load"))
     width, pitch = geometry(t.dtype, cols_n)
+    first_row = lc.row_mode.row if lc.row_mode is not None else kb.idx(0)
     shape = t.static_shape
     offsets = [lc.index(e) for e in a["offsets"].elements]
     window = _Window(lc, ddr, offsets, _per_dim(lc, t.valid_shape, shape), shape)
@@ -106,7 +107,7 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     pad = kb.const_of(vt.element_type, 0)
 
     def chunk(r: ir.Value, c: ir.Value) -> ir.Value:
-        idx = window.split(r)
+        idx = window.split(arith.addi(first_row, r))
         return read_chunk_masked(kb, vt, ddr.memref, window.index(idx, c), _map(ddr.rank), pad,
                                  window.lanes(idx, c))
 
@@ -118,9 +119,9 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     return out
 
 
-def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor, tile: TileBuf | LazyTile) -> _Window:
+def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor, valid: tuple[ir.Value, ir.Value]) -> _Window:
     """The window a store writes: `shapes=` when given, else the tile's (valid) shape; the
-    tile's valid region clips it further."""
+    tile's `valid` region clips it further."""
     tile_type = a["tile"].type
     offsets = [lc.index(e) for e in a["offsets"].elements]
     if a.get("shapes") is not None:
@@ -130,18 +131,23 @@ def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor, tile: TileBuf | Laz
     else:
         caps = list(tile_type.static_shape)
         wanted = _per_dim(lc, tile_type.valid_shape, caps)
-    wanted[-1] = arith.minsi(wanted[-1], tile.valid[1])
+    wanted[-1] = arith.minsi(wanted[-1], valid[1])
     if len(caps) == 2:
-        wanted[0] = arith.minsi(wanted[0], tile.valid[0])
+        wanted[0] = arith.minsi(wanted[0], valid[0])
     return _Window(lc, ddr, offsets, wanted, caps)
 
 
-def _rows(window: _Window, tile: TileBuf | LazyTile) -> tuple[ir.Value, int]:
+def _rows(window: _Window, valid_rows: ir.Value) -> tuple[ir.Value, int]:
     """(rows a store loops over, first leading dim each row still checks): the clipped
     extent for rank <= 2, else the tile's valid rows, each checking its leading indices."""
     if not window.lead:
         return window.kb.idx(1), 0
-    return (window.extents[0], 1) if len(window.lead) == 1 else (tile.valid[0], 0)
+    return (window.extents[0], 1) if len(window.lead) == 1 else (valid_rows, 0)
+
+
+def _store_valid(lc: LowerContext, a: dict, tile: TileBuf | LazyTile) -> tuple[ir.Value, ir.Value]:
+    """The stored tile's valid region (of the whole tile in row mode, where `tile` is one row)."""
+    return tile.valid if lc.row_mode is None else lc.full_valid_of(a["tile"].type)
 
 
 def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
@@ -153,14 +159,19 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
     if atomic not in (None, AtomicType.None_):
         raise lc.error(f"tile.store with atomic={atomic!r} is not supported by the kernel backend")
     tile = lc.operand(a["tile"])
-    window = _store_window(lc, a, ddr, tile)
-    rows, first = _rows(window, tile)
-    with kb.loop(0, rows) as lr:
+    valid = _store_valid(lc, a, tile)
+    window = _store_window(lc, a, ddr, valid)
+    rows, first = _rows(window, valid[0])
+    lo = kb.idx(0)
+    if lc.row_mode is not None:  # only the current row, if the window has it
+        lo = lc.row_mode.row
+        rows = arith.minsi(rows, arith.addi(lo, kb.idx(1)))
+    with kb.loop(lo, rows) as lr:
         r = lr.induction_variable
         idx = window.split(r)
         with kb.loop(0, tile.pitch, tile.width) as lcol:
             c = lcol.induction_variable
-            v = read_chunk(kb, tile, r, c)
+            v = read_chunk(kb, tile, arith.subi(r, lo), c)
             write_chunk_masked(kb, v, ddr.memref, window.index(idx, c), _map(ddr.rank),
                                window.lanes(idx, c, first))
     return ddr
@@ -169,9 +180,9 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
 def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:
     kb = lc.kb
     tile = lc.tile(a["tile"])
-    window = _store_window(lc, a, ddr, tile)
+    window = _store_window(lc, a, ddr, tile.valid)
     kind = arith.AtomicRMWKind.addf if tile.dtype.is_float else arith.AtomicRMWKind.addi
-    rows, first = _rows(window, tile)
+    rows, first = _rows(window, tile.valid[0])
     with kb.loop(0, rows) as lr:
         r = lr.induction_variable
         idx = window.split(r)

@@ -10,7 +10,7 @@ extreme value.
 from __future__ import annotations
 
 from ...dtypes import INT32, DataType
-from .builder import KernelBuilder, TileBuf, compute_dtype
+from .builder import KernelBuilder, TileBuf, compute_dtype, static_index
 from .context import LowerContext, unsupported
 from .lower_elementwise import compare
 from .mlir import arith, ir, memref, scf, vector
@@ -39,21 +39,28 @@ def _lane_mask(width: int, n: ir.Value) -> ir.Value:
     return vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [n])
 
 
+def _valid_lanes(v: ir.Value, x: TileBuf, c: ir.Value, identity: ir.Value) -> ir.Value:
+    """Chunk `v` of `x` at column `c` with lanes past the valid columns set to `identity`
+    (no masking when every column up to the pitch is statically valid)."""
+    cols = static_index(x.valid[1])
+    if cols is not None and cols >= x.pitch:
+        return v
+    return arith.select(_lane_mask(x.width, arith.subi(x.valid[1], c)), v, identity)
+
+
 def _reduce_row(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:
     kb = lc.kb
     cd = compute_dtype(x.dtype)
     ident, combine, kind = _identity_and_kind(op, cd)
     vt = vtype(x.width, cd)
     init = splat(vt, ident)
-    valid_cols = x.valid[1]
     with kb.loop(0, x.rows) as lr:
         r = lr.induction_variable
         base = arith.muli(r, kb.idx(x.pitch))
         with kb.loop(0, x.pitch, x.width, [init]) as lcol:
             c = lcol.induction_variable
             v = to_compute(load_chunk(x, arith.addi(base, c)), x.dtype)
-            v = arith.select(_lane_mask(x.width, arith.subi(valid_cols, c)), v, init)
-            scf.yield_([combine(lcol.inner_iter_args[0], v)])
+            scf.yield_([combine(lcol.inner_iter_args[0], _valid_lanes(v, x, c, init))])
         s = vector.reduction(vt.element_type, kind, lcol.results[0])
         memref.store(to_storage(s, out.dtype), out.buf, [arith.muli(r, kb.idx(out.pitch))])
 
@@ -72,8 +79,7 @@ def materialize_reducing(kb: KernelBuilder, out: TileBuf, lazy: LazyTile, op: st
             c = lcol.induction_variable
             v = lazy.chunk(r, c)
             store_chunk(out, arith.addi(base, c), v)
-            keep = _lane_mask(out.width, arith.subi(out.valid[1], c))
-            v = arith.select(keep, to_compute(v, out.dtype), init)
+            v = _valid_lanes(to_compute(v, out.dtype), out, c, init)
             scf.yield_([combine(lcol.inner_iter_args[0], v)])
         s = vector.reduction(vt.element_type, kind, lcol.results[0])
         memref.store(to_storage(s, red.dtype), red.buf, [arith.muli(r, kb.idx(red.pitch))])
@@ -113,8 +119,7 @@ def _arg_row(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:
         with kb.loop(0, x.pitch, x.width, [init, splat(it, 0)]) as lcol:
             c = lcol.induction_variable
             best, best_i = lcol.inner_iter_args
-            v = to_compute(load_chunk(x, arith.addi(base, c)), x.dtype)
-            v = arith.select(_lane_mask(x.width, arith.subi(x.valid[1], c)), v, init)
+            v = _valid_lanes(to_compute(load_chunk(x, arith.addi(base, c)), x.dtype), x, c, init)
             idx = arith.addi(iota, vector.broadcast(it, arith.index_cast(ir.IntegerType.get_signless(32), c)))
             take = compare(v, best, cd, better)
             scf.yield_([arith.select(take, v, best), arith.select(take, idx, best_i)])

@@ -3,17 +3,23 @@
 `exp` and `log` are Cephes-style: range reduction, a short polynomial evaluated with fma,
 and exponent-bit arithmetic. Measured bounds (tests/codegen/test_kernel_vector_math.py):
 relative error <= 4e-7 for exp on [-87, 88] and for log on normal positive inputs.
-Edge behaviour: exp(x) is 0 below -88.376 (denormal results above that), +inf above
-88.72, NaN for NaN; log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, denormal inputs are
-treated as the smallest normal. `rsqrt` / `sqrt` use the vector square-root instruction.
-"""
+Edge behaviour: exp(x) is +inf above 88.72 and NaN for NaN. With AVX-512 (f32 vectors of a
+multiple of 16 lanes) exp applies its power of two with `vscalefps`: denormal results are
+rounded correctly, down to 0 below about -103.3; otherwise (exponent-bit arithmetic) exp(x)
+is 0 below -88.376, with denormal results above that. log(0) = -inf, log(x < 0) = NaN,
+log(+inf) = +inf, denormal inputs are treated as the smallest normal. `rsqrt` / `sqrt` use
+the vector square-root instruction."""
 
 from __future__ import annotations
 
-from .mlir import arith, ir, math
+import functools
+
+from .mlir import arith, ir, math, vector, x86
 
 _EXP_HI = 88.72283935546875
 _EXP_LO = -88.37626266479492
+_EXP_SCALEF_HI = 89.0  # exp overflows to inf from 88.73 on
+_EXP_SCALEF_LO = -104.0  # exp rounds to 0 from about -103.97 on
 _LOG2E = 1.44269504088896341
 _LN2_HI = 0.693359375
 _LN2_LO = -2.12194440e-4
@@ -53,22 +59,67 @@ def _horner(x: ir.Value, coeffs) -> ir.Value:
 
 def exp(x: ir.Value) -> ir.Value:
     t = x.type
-    it = _int_type_like(x)
-    underflow = arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, _EXP_LO))
-    x = arith.minimumf(arith.maximumf(x, splat(t, _EXP_LO)), splat(t, _EXP_HI))
+    scalef = _scalef_lanes(t)
+    lo, hi = (_EXP_SCALEF_LO, _EXP_SCALEF_HI) if scalef else (_EXP_LO, _EXP_HI)
+    underflow = arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, lo))
+    # clamp with compare + select (one vmaxps / vminps each; NaN passes through)
+    x = arith.select(underflow, splat(t, lo), x)
+    x = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, splat(t, hi)), splat(t, hi), x)
     fx = math.floor(math.fma(x, splat(t, _LOG2E), splat(t, 0.5)))
     r = math.fma(fx, splat(t, -_LN2_HI), x)
     r = math.fma(fx, splat(t, -_LN2_LO), r)
     y = _horner(r, _EXP_POLY)
     r2 = arith.mulf(r, r)
     y = math.fma(y, r2, arith.addf(r, splat(t, 1.0)))
+    if scalef:
+        return _scale_by_pow2(y, fx, scalef)
     # 2**fx in two halves so fx = 128 (x near the top of the range) does not overflow early.
+    it = _int_type_like(x)
     n = arith.fptosi(it, fx)
     half = arith.shrsi(n, splat(it, 1))
     rest = arith.subi(n, half)
     s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
     s2 = arith.bitcast(t, arith.shli(arith.addi(rest, splat(it, 127)), splat(it, 23)))
     return arith.select(underflow, splat(t, 0.0), arith.mulf(arith.mulf(y, s1), s2))
+
+
+@functools.cache
+def host_has_avx512f() -> bool:
+    """Whether this machine's CPU (the JIT's target) has AVX-512F."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and "avx512f" in line.split() for line in f)
+    except OSError:
+        return False
+
+
+def _scalef_lanes(t: ir.Type) -> int:
+    """16 when `t` is an f32 vector that splits into 512-bit registers and the host has
+    AVX-512 (exp then scales with `vscalefps`), else 0."""
+    if (isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
+            and t.shape[0] % 16 == 0 and host_has_avx512f()):
+        return 16
+    return 0
+
+
+def _scale_by_pow2(y: ir.Value, n: ir.Value, lanes: int) -> ir.Value:
+    """y * 2**n (n integral) with `vscalefps`, one 512-bit register at a time: one
+    instruction that rounds denormal results correctly, gives 0 / inf past the range and
+    propagates NaN."""
+    t = y.type
+    part = ir.VectorType.get([lanes], t.element_type)
+    all_lanes = arith.constant(ir.IntegerType.get_signless(lanes), -1)
+    current_rounding = arith.constant(ir.IntegerType.get_signless(32), 4)
+    out = splat(t, 0.0)
+    for i in range(0, t.shape[0], lanes):
+        yi = vector.extract_strided_slice(part, y, [i], [lanes], [1])
+        ni = vector.extract_strided_slice(part, n, [i], [lanes], [1])
+        # The x86 dialect hands its operands (src, a, b, k, rounding) to the LLVM intrinsic
+        # in the intrinsic's order (a, b, passthrough, k, rounding): so this is
+        # scalef(a=yi, b=ni); the all-ones mask leaves the passthrough unused.
+        out = vector.insert_strided_slice(x86.avx512_mask_scalef(yi, ni, yi, all_lanes, current_rounding),
+                                          out, [i], [1])
+    return out
 
 
 def log(x: ir.Value) -> ir.Value:

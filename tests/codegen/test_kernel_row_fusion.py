@@ -1,0 +1,244 @@
+"""Row-wise fusion (`codegen/kernel/lower_rows.py`) against torch: chains of loads,
+elementwise ops, row reductions and `row_expand_*` over one row block run row by row (their
+tile buffers shrink to one row, which the MLIR text shows), with tails (columns not a
+multiple of the vector width, clipped row blocks), valid_shape < shape, several row
+reductions, rank-3 tiles, tiles used after the region or carried by a loop, half-float and
+integer dtypes; and chains that must not fuse (a load after a store, a column reduction, a
+[1, N] operand) still match torch.
+
+Tolerances: FP32 rtol 1e-5 / atol 1e-7 (exp and a reciprocal per row); FP16 / BF16 round
+per op (rtol 2e-2); integers exact.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from plang.codegen.kernel import compile_kernel
+from plang.codegen.kernel.lower_rows import row_regions
+from plang.dtypes import FP32, INT32, DataType
+from plang.ir import FunctionType, ParamDirection, TensorType, flatten
+from plang.ir.builder import IRBuilder
+from plang.ir.ops import make_call
+
+OUT = ParamDirection.Out
+
+
+def _call(name: str, *args, **kwargs):
+    return make_call(f"tile.{name}", list(args), kwargs)
+
+
+def _softmax_rows(b: IRBuilder, t):
+    """The user-written row softmax: max, subtract, exp, sum, divide."""
+    mx = b.let("mx", _call("row_max", t))
+    e = b.let("e", _call("exp", b.let("d", _call("row_expand_sub", t, mx))))
+    s = b.let("s", _call("row_sum", e))
+    return b.let("p", _call("row_expand_div", e, s))
+
+
+def _block_kernel(m: int, n: int, rows: int, body, dtype: DataType = FP32, valid=None,
+                  tensor_rank: int = 2, name: str = "rows"):
+    """for i in range(0, m, rows): out[i:i+rows] = body(b, load(x[i:i+rows]))."""
+    b = IRBuilder()
+    shape = [m, n] if tensor_rank == 2 else [m // 4, 4, n]
+    with b.function(name, type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType(shape, dtype))
+        out = f.param("out", TensorType(shape, dtype), OUT)
+        step = rows if tensor_rank == 2 else rows // 4
+        with b.for_range("i", 0, shape[0], step) as loop:
+            offs = [loop.var] + [0] * (tensor_rank - 1)
+            tile_shape = [rows, n] if tensor_rank == 2 else [rows // 4, 4, n]
+            kw = {"valid_shape": list(valid)} if valid is not None else {}
+            t = b.let("t", make_call("tile.load", [x, offs, tile_shape], kw))
+            r = body(b, t)
+            b.eval(make_call("tile.store", [r, offs, out]))
+    return f.function, compile_kernel(f.function)
+
+
+def _full_tile_buffers(kernel, rows: int, pitch: int) -> int:
+    """How many [rows, pitch] f32 tile buffers the kernel allocates."""
+    return kernel.mlir_text.count(f"memref.alloca() {{alignment = 64 : i64}} : memref<{rows * pitch}x")
+
+
+@pytest.mark.parametrize("m, n, rows", [(64, 1024, 8), (30, 1000, 8), (13, 37, 4), (16, 64, 16)])
+def test_softmax_fuses_row_by_row(m: int, n: int, rows: int) -> None:
+    """Clipped last row block (30 = 3 * 8 + 6) and column tails (1000, 37)."""
+    fn, k = _block_kernel(m, n, rows, _softmax_rows)
+    pitch = -(-n // min(64, 1 << (n - 1).bit_length())) * min(64, 1 << (n - 1).bit_length())
+    assert _full_tile_buffers(k, rows, pitch) == 0  # every buffer holds one row
+    x = torch.randn(m, n) * 5
+    out = torch.full((m, n), 9.0)
+    k(x, out)
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_rank3_tiles() -> None:
+    """[2, 4, N] tiles of a rank-3 tensor: leading dims fold into 8 rows."""
+    fn, k = _block_kernel(24, 200, 8, _softmax_rows, tensor_rank=3)
+    x = torch.randn(6, 4, 200) * 3
+    out = torch.zeros(6, 4, 200)
+    k(x, out)
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
+
+
+def test_valid_shape_smaller_than_shape() -> None:
+    """Only the valid [5, 700] corner of each [8, 1024] block is loaded, reduced and stored."""
+    fn, k = _block_kernel(16, 1024, 8, _softmax_rows, valid=[5, 700])
+    x = torch.randn(16, 1024)
+    out = torch.full((16, 1024), 3.0)
+    k(x, out)
+    want = torch.full((16, 1024), 3.0)
+    for i in (0, 8):
+        want[i:i + 5, :700] = torch.softmax(x[i:i + 5, :700], -1)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["FP16", "BF16"])
+def test_half_float_softmax(dtype: str) -> None:
+    d = DataType.from_name(dtype)
+    fn, k = _block_kernel(24, 130, 8, _softmax_rows, dtype=d)
+    x = torch.randn(24, 130).to(d.to_torch())
+    out = torch.zeros(24, 130, dtype=d.to_torch())
+    k(x, out)
+    torch.testing.assert_close(out.float(), torch.softmax(x.float(), -1), rtol=2e-2, atol=1e-3)
+
+
+def test_several_row_reductions() -> None:
+    """(x - min) / (max - min) + argmax: three row reductions and a [R, 1] elementwise op."""
+    def body(b, t):
+        lo = b.let("lo", _call("row_min", t))
+        hi = b.let("hi", _call("row_max", t))
+        span = b.let("span", _call("sub", hi, lo))
+        scaled = b.let("scaled", _call("row_expand_div", b.let("d", _call("row_expand_sub", t, lo)), span))
+        am = b.let("am", _call("cast", b.let("ai", _call("row_argmax", t)), target_type=FP32))
+        return b.let("r", _call("row_expand_add", scaled, am))
+
+    fn, k = _block_kernel(20, 300, 4, body)
+    assert _full_tile_buffers(k, 4, 320) == 0
+    x = torch.randn(20, 300)
+    out = torch.zeros(20, 300)
+    k(x, out)
+    lo, hi = x.amin(1, keepdim=True), x.amax(1, keepdim=True)
+    want = (x - lo) / (hi - lo) + x.argmax(1, keepdim=True).float()
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
+
+
+def test_integer_chain() -> None:
+    """INT32: x * 3 - row_sum(x), row_max of that added back: exact."""
+    def body(b, t):
+        s = b.let("s", _call("row_sum", t))
+        y = b.let("y", _call("row_expand_sub", b.let("t3", _call("muls", t, 3)), s))
+        return b.let("r", _call("row_expand_add", y, b.let("mx", _call("row_max", y))))
+
+    fn, k = _block_kernel(12, 70, 4, body, dtype=INT32)
+    x = torch.randint(-100, 100, (12, 70), dtype=torch.int32)
+    out = torch.zeros(12, 70, dtype=torch.int32)
+    k(x, out)
+    y = x * 3 - x.sum(1, keepdim=True, dtype=torch.int32)
+    assert torch.equal(out, y + y.amax(1, keepdim=True))
+
+
+def test_values_used_after_the_region() -> None:
+    """A column sum of the region's exp tile (not row-local) ends the region: the exp tile
+    and the row sums are copied row by row into full buffers and read afterwards."""
+    m, n, rows = 8, 96, 8
+    b = IRBuilder()
+    with b.function("escape", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        colsum = f.param("colsum", TensorType([1, n], FP32), OUT)
+        rowsum = f.param("rowsum", TensorType([m, 1], FP32), OUT)
+        t = b.let("t", _call("load", x, [0, 0], [rows, n]))
+        e = b.let("e", _call("row_expand_expdif", t, b.let("mx", _call("row_max", t))))
+        s = b.let("s", _call("row_sum", e))
+        b.eval(_call("store", b.let("p", _call("row_expand_div", e, s)), [0, 0], out))
+        b.eval(_call("store", b.let("cs", _call("col_sum", e)), [0, 0], colsum))
+        b.eval(_call("store", s, [0, 0], rowsum))
+    regions = row_regions(flatten(f.function.body))
+    assert [(i, j) for i, j, _ in regions] == [(0, 6)]
+    k = compile_kernel(f.function)
+    xs = torch.randn(m, n)
+    outs = [torch.zeros(m, n), torch.zeros(1, n), torch.zeros(m, 1)]
+    k(xs, *outs)
+    e_ref = torch.exp(xs - xs.amax(1, keepdim=True))
+    torch.testing.assert_close(outs[0], torch.softmax(xs, -1), rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(outs[1], e_ref.sum(0, keepdim=True), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(outs[2], e_ref.sum(1, keepdim=True), rtol=1e-5, atol=1e-6)
+
+
+def test_loop_carried_tile() -> None:
+    """acc += exp(x_block - row_max) over three row blocks: the region reads the carried
+    tile one row at a time and writes its new value into the carried buffer."""
+    rows, n = 8, 100
+    b = IRBuilder()
+    with b.function("carried", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([3 * rows, n], FP32))
+        out = f.param("out", TensorType([rows, n], FP32), OUT)
+        zero = b.let("zero", make_call("tile.full", [[rows, n]], {"dtype": FP32, "value": 0.0}))
+        with b.for_range("j", 0, 3 * rows, rows, iter_args=[("acc", zero)]) as loop:
+            t = b.let("t", _call("load", x, [loop.var, 0], [rows, n]))
+            e = b.let("e", _call("row_expand_expdif", t, b.let("mx", _call("row_max", t))))
+            b.yield_(b.let("acc2", _call("add", loop.iter_args[0], e)))
+        b.eval(_call("store", loop.return_vars[0], [0, 0], out))
+    k = compile_kernel(f.function)
+    xs = torch.randn(3 * rows, n)
+    got = torch.zeros(rows, n)
+    k(xs, got)
+    blocks = xs.reshape(3, rows, n)
+    want = torch.exp(blocks - blocks.amax(2, keepdim=True)).sum(0)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_load_after_store_is_not_fused() -> None:
+    """y = x - row_max(x) is stored into `buf`, then `buf` is loaded one row further down:
+    fused row by row, that load would read rows not yet written."""
+    m, n, rows = 9, 64, 8
+    b = IRBuilder()
+    with b.function("shifted", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        buf = f.param("buf", TensorType([m, n], FP32), ParamDirection.InOut)
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        t = b.let("t", _call("load", x, [0, 0], [rows, n]))
+        y = b.let("y", _call("row_expand_sub", t, b.let("mx", _call("row_max", t))))
+        b.eval(_call("store", y, [0, 0], buf))
+        t2 = b.let("t2", _call("load", buf, [1, 0], [rows, n]))
+        b.eval(_call("store", b.let("r", _call("row_expand_add", t2, b.let("s", _call("row_sum", t2)))),
+                     [0, 0], out))
+    regions = row_regions(flatten(f.function.body))
+    assert [(i, j) for i, j, _ in regions] == [(0, 4), (4, 8)]
+    k = compile_kernel(f.function)
+    xs, bufs, got = torch.randn(m, n), torch.randn(m, n), torch.zeros(m, n)
+    last = bufs[8].clone()
+    k(xs, bufs, got)
+    y_ref = torch.cat([xs[:8] - xs[:8].amax(1, keepdim=True), last[None]])
+    t2 = y_ref[1:9]
+    want = torch.zeros(m, n)
+    want[:8] = t2 + t2.sum(1, keepdim=True)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_chains_that_do_not_fuse() -> None:
+    """A column reduction and a [1, N] broadcast are not row-local; a chain of single-use
+    elementwise ops already streams and gains nothing from a row loop."""
+    m, n = 8, 64
+    b = IRBuilder()
+    with b.function("cols", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        t = b.let("t", _call("load", x, [0, 0], [m, n]))
+        cm = b.let("cm", _call("col_max", t))
+        y = b.let("y", _call("col_expand_sub", t, cm))
+        z = b.let("z", _call("exp", y))
+        b.eval(_call("store", z, [0, 0], out))
+    assert row_regions(flatten(f.function.body)) == []
+    k = compile_kernel(f.function)
+    xs, got = torch.randn(m, n), torch.zeros(m, n)
+    k(xs, got)
+    torch.testing.assert_close(got, torch.exp(xs - xs.amax(0, keepdim=True)), rtol=1e-5, atol=1e-7)
+
+    def streaming(b, t):
+        return b.let("r", _call("exp", b.let("a", _call("adds", t, 1.0))))
+
+    fn, _ = _block_kernel(16, 64, 8, streaming)
+    assert not any(row_regions(flatten(s.body)) for s in flatten(fn.body) if hasattr(s, "loop_var"))

@@ -35,6 +35,16 @@ def _identity_and_kind(op: str, d: DataType) -> tuple[float | int, object, objec
             "max": (0, arith.maxui, _K.MAXUI), "min": (-1, arith.minui, _K.MINUI)}[op]
 
 
+def _fold_lanes(acc: ir.Value, kind) -> ir.Value:
+    """The lanes of vector accumulator `acc` combined into one scalar as a tree: the lanes
+    already hold partial results in no particular order, so float sums and products may be
+    reassociated (without that flag LLVM adds the lanes one after another, a chain of as
+    many dependent adds as lanes)."""
+    is_float = isinstance(acc.type.element_type, ir.FloatType)
+    fm = ir.Attribute.parse("#arith.fastmath<reassoc>") if is_float and kind in (_K.ADD, _K.MUL) else None
+    return vector.reduction(acc.type.element_type, kind, acc, fastmath=fm)
+
+
 def _lane_mask(width: int, n: ir.Value) -> ir.Value:
     return vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [n])
 
@@ -61,7 +71,7 @@ def _reduce_row(lc: LowerContext, x: TileBuf, out: TileBuf, op: str) -> None:
             c = lcol.induction_variable
             v = to_compute(load_chunk(x, arith.addi(base, c)), x.dtype)
             scf.yield_([combine(lcol.inner_iter_args[0], _valid_lanes(v, x, c, init))])
-        s = vector.reduction(vt.element_type, kind, lcol.results[0])
+        s = _fold_lanes(lcol.results[0], kind)
         memref.store(to_storage(s, out.dtype), out.buf, [arith.muli(r, kb.idx(out.pitch))])
 
 
@@ -81,7 +91,7 @@ def materialize_reducing(kb: KernelBuilder, out: TileBuf, lazy: LazyTile, op: st
             store_chunk(out, arith.addi(base, c), v)
             v = _valid_lanes(to_compute(v, out.dtype), out, c, init)
             scf.yield_([combine(lcol.inner_iter_args[0], v)])
-        s = vector.reduction(vt.element_type, kind, lcol.results[0])
+        s = _fold_lanes(lcol.results[0], kind)
         memref.store(to_storage(s, red.dtype), red.buf, [arith.muli(r, kb.idx(red.pitch))])
 
 

@@ -162,6 +162,7 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
     valid = _store_valid(lc, a, tile)
     window = _store_window(lc, a, ddr, valid)
     rows, first = _rows(window, valid[0])
+    address = _ByteAddress(kb, ddr) if kb.streaming_store(_static_bytes(ddr.type)) else None
     lo = kb.idx(0)
     if lc.row_mode is not None:  # only the current row, if the window has it
         lo = lc.row_mode.row
@@ -172,9 +173,41 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
         with kb.loop(0, tile.pitch, tile.width) as lcol:
             c = lcol.induction_variable
             v = read_chunk(kb, tile, arith.subi(r, lo), c)
-            write_chunk_masked(kb, v, ddr.memref, window.index(idx, c), _map(ddr.rank),
-                               window.lanes(idx, c, first))
+            at = window.index(idx, c)
+            write_chunk_masked(kb, v, ddr.memref, at, _map(ddr.rank), window.lanes(idx, c, first),
+                               None if address is None else address.aligned(at))
     return ddr
+
+
+class _ByteAddress:
+    """Byte addresses of a DDR tensor's elements, for alignment checks."""
+
+    def __init__(self, kb: KernelBuilder, ddr: DdrTensor) -> None:
+        self.kb = kb
+        meta = list(memref.extract_strided_metadata(ddr.memref))
+        self.strides = meta[2 + ddr.rank:]
+        self.itemsize = ddr.type.dtype.itemsize
+        base = memref.extract_aligned_pointer_as_index(ddr.memref)
+        self.base = arith.addi(base, arith.muli(meta[1], kb.idx(self.itemsize)))
+
+    def aligned(self, index: list[ir.Value], align: int = 64) -> ir.Value:
+        """i1: the element at `index` starts an `align`-byte boundary."""
+        elem = self.kb.idx(0)
+        for i, s in zip(index, self.strides):
+            elem = arith.addi(elem, arith.muli(i, s))
+        addr = arith.addi(self.base, arith.muli(elem, self.kb.idx(self.itemsize)))
+        low = arith.andi(addr, self.kb.idx(align - 1))
+        return arith.cmpi(arith.CmpIPredicate.eq, low, self.kb.idx(0))
+
+
+def _static_bytes(t: pir.TensorType) -> int | None:
+    shape = t.static_shape
+    if shape is None:
+        return None
+    n = t.dtype.itemsize
+    for d in shape:
+        n *= d
+    return n
 
 
 def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:

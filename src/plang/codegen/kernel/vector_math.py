@@ -3,23 +3,22 @@
 `exp` and `log` are Cephes-style: range reduction, a short polynomial evaluated with fma,
 and exponent-bit arithmetic. Measured bounds (tests/codegen/test_kernel_vector_math.py):
 relative error <= 4e-7 for exp on [-87, 88] and for log on normal positive inputs.
-Edge behaviour: exp(x) is +inf above 88.72 and NaN for NaN. With AVX-512 (f32 vectors of a
-multiple of 16 lanes) exp applies its power of two with `vscalefps`: denormal results are
-rounded correctly, down to 0 below about -103.3; otherwise (exponent-bit arithmetic) exp(x)
-is 0 below -88.376, with denormal results above that. log(0) = -inf, log(x < 0) = NaN,
+Edge behaviour: exp(x) is +inf above 88.72 and NaN for NaN. With AVX-512, exp applies its
+power of two with ldexp (one `vscalefps`): denormal results are rounded correctly, down to 0
+below about -103.3; otherwise (exponent-bit arithmetic) exp(x) is 0 below -88.376, with
+denormal results above that. log(0) = -inf, log(x < 0) = NaN,
 log(+inf) = +inf, denormal inputs are treated as the smallest normal. `rsqrt` / `sqrt` use
 the vector square-root instruction."""
 
 from __future__ import annotations
 
-import functools
-
-from .mlir import arith, ir, math, vector, x86
+from .host import cpu_flags
+from .mlir import arith, ir, llvm, math
 
 _EXP_HI = 88.72283935546875
 _EXP_LO = -88.37626266479492
-_EXP_SCALEF_HI = 89.0  # exp overflows to inf from 88.73 on
-_EXP_SCALEF_LO = -104.0  # exp rounds to 0 from about -103.97 on
+_EXP_LDEXP_HI = 89.0  # exp overflows to inf from 88.73 on
+_EXP_LDEXP_LO = -104.0  # exp rounds to 0 from about -103.97 on
 _LOG2E = 1.44269504088896341
 _LN2_HI = 0.693359375
 _LN2_LO = -2.12194440e-4
@@ -61,8 +60,8 @@ def _horner(x: ir.Value, coeffs) -> ir.Value:
 
 def exp(x: ir.Value) -> ir.Value:
     t = x.type
-    scalef = _zmm_lanes(t)
-    lo, hi = (_EXP_SCALEF_LO, _EXP_SCALEF_HI) if scalef else (_EXP_LO, _EXP_HI)
+    use_ldexp = _ldexp_is_one_instruction(t)
+    lo, hi = (_EXP_LDEXP_LO, _EXP_LDEXP_HI) if use_ldexp else (_EXP_LO, _EXP_HI)
     underflow = arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, lo))
     # clamp with compare + select (one vmaxps / vminps each; NaN passes through)
     x = arith.select(underflow, splat(t, lo), x)
@@ -71,11 +70,13 @@ def exp(x: ir.Value) -> ir.Value:
     r = math.fma(fx, splat(t, -_LN2_HI), x)
     r = math.fma(fx, splat(t, -_LN2_LO), r)
     y = _horner(r, _EXP_POLY)
-    if scalef:
-        return _scale_by_pow2(y, fx)
-    # 2**fx in two halves so fx = 128 (x near the top of the range) does not overflow early.
     it = _int_type_like(x)
     n = arith.fptosi(it, fx)
+    if use_ldexp:
+        # LLVM lowers ldexp to `vscalefps` with AVX-512: one instruction that rounds
+        # denormal results correctly, gives 0 / inf past the range and propagates NaN.
+        return llvm.call_intrinsic(t, f"llvm.ldexp.{_llvm_suffix(t)}.{_llvm_suffix(it)}", [y, n], [], [])
+    # 2**fx in two halves so fx = 128 (x near the top of the range) does not overflow early.
     half = arith.shrsi(n, splat(it, 1))
     rest = arith.subi(n, half)
     s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
@@ -83,51 +84,17 @@ def exp(x: ir.Value) -> ir.Value:
     return arith.select(underflow, splat(t, 0.0), arith.mulf(arith.mulf(y, s1), s2))
 
 
-@functools.cache
-def host_flags() -> frozenset:
-    """The CPU feature flags of this machine (the JIT's target), empty if unknown."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
+def _llvm_suffix(t: ir.Type) -> str:
+    """The overloaded-intrinsic name part of a type: f32, i32, v64f32, ..."""
+    if isinstance(t, ir.VectorType):
+        return f"v{t.shape[0]}{_llvm_suffix(t.element_type)}"
+    return f"i{t.width}" if isinstance(t, ir.IntegerType) else "f32"
 
 
-def _zmm_lanes(t: ir.Type, flag: str = "avx512f") -> int:
-    """16 when `t` is an f32 vector that splits into 512-bit registers and the host has
-    `flag`, else 0."""
-    if (isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.F32Type)
-            and t.shape[0] % 16 == 0 and flag in host_flags()):
-        return 16
-    return 0
-
-
-def _per_zmm(t: ir.VectorType, lanes: int, fn, *operands: ir.Value) -> ir.Value:
-    """fn applied to each 512-bit slice of same-typed vector `operands`."""
-    part = ir.VectorType.get([lanes], t.element_type)
-    out = splat(t, 0.0)
-    for i in range(0, t.shape[0], lanes):
-        pieces = [vector.extract_strided_slice(part, v, [i], [lanes], [1]) for v in operands]
-        out = vector.insert_strided_slice(fn(*pieces), out, [i], [1])
-    return out
-
-
-def _scale_by_pow2(y: ir.Value, n: ir.Value) -> ir.Value:
-    """y * 2**n (n integral) with `vscalefps`, one 512-bit register at a time: one
-    instruction that rounds denormal results correctly, gives 0 / inf past the range and
-    propagates NaN."""
-    all_lanes = arith.constant(ir.IntegerType.get_signless(16), -1)
-    current_rounding = arith.constant(ir.IntegerType.get_signless(32), 4)
-
-    def one(yi, ni):
-        # The x86 dialect hands its operands (src, a, b, k, rounding) to the LLVM intrinsic
-        # in the intrinsic's order (a, b, passthrough, k, rounding): so this is
-        # scalef(a=yi, b=ni); the all-ones mask leaves the passthrough unused.
-        return x86.avx512_mask_scalef(yi, ni, yi, all_lanes, current_rounding)
-    return _per_zmm(y.type, 16, one, y, n)
+def _ldexp_is_one_instruction(t: ir.Type) -> bool:
+    """f32 (vector) ldexp is one `vscalefps` on AVX-512 hosts."""
+    elem = t.element_type if isinstance(t, ir.VectorType) else t
+    return isinstance(elem, ir.F32Type) and "avx512f" in cpu_flags()
 
 
 def log(x: ir.Value) -> ir.Value:

@@ -69,11 +69,24 @@ def read_chunk_masked(kb: KernelBuilder, vt: ir.VectorType, source: ir.Value, in
 
 
 def write_chunk_masked(kb: KernelBuilder, v: ir.Value, dest: ir.Value, index: list[ir.Value],
-                       permutation: ir.AffineMapAttr, lanes: ir.Value) -> None:
-    """Write the first `lanes` lanes of chunk `v` to `dest` at `index`."""
+                       permutation: ir.AffineMapAttr, lanes: ir.Value,
+                       nontemporal_if: ir.Value | None = None) -> None:
+    """Write the first `lanes` lanes of chunk `v` to `dest` at `index`. With
+    `nontemporal_if` (an i1 that must imply a 64-byte aligned address), a whole chunk is
+    written with aligned non-temporal stores when it holds (see
+    `KernelBuilder.streaming_store`)."""
     op = _whole(kb, lanes, v.type.shape[0], [])
     with ir.InsertionPoint(op.then_block):
-        vector.store(v, dest, index)
+        if nontemporal_if is None:
+            vector.store(v, dest, index)
+        else:
+            aligned = scf.IfOp(nontemporal_if, [], has_else=True)
+            with ir.InsertionPoint(aligned.then_block):
+                vector.store(v, dest, index, nontemporal=True, alignment=64)
+                scf.yield_([])
+            with ir.InsertionPoint(aligned.else_block):
+                vector.store(v, dest, index)
+                scf.yield_([])
         scf.yield_([])
     with ir.InsertionPoint(op.else_block):
         mask = _lanes_mask(v.type.shape[0], lanes)

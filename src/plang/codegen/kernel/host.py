@@ -1,0 +1,45 @@
+"""Facts about the host CPU, which the JIT targets: feature flags and the last-level cache
+size (read once from /proc and /sys; empty / None where the system does not say)."""
+
+from __future__ import annotations
+
+import functools
+import glob
+
+
+@functools.cache
+def cpu_flags() -> frozenset:
+    """The CPU feature flags (`avx512f`, ...)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+@functools.cache
+def last_level_cache_bytes() -> int | None:
+    """Size of the largest cache level of CPU 0 (the shared L3 on these machines)."""
+    best: tuple[int, int] | None = None
+    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(f"{d}/level") as f:
+                level = int(f.read())
+            with open(f"{d}/size") as f:
+                size = _parse_size(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if best is None or (level, size) > best:
+            best = (level, size)
+    return None if best is None else best[1]
+
+
+def _parse_size(text: str) -> int:
+    """'32768K' / '1M' / '512' -> bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    if text and text[-1].upper() in units:
+        return int(text[:-1]) * units[text[-1].upper()]
+    return int(text)

@@ -13,7 +13,7 @@ the vector square-root instruction."""
 from __future__ import annotations
 
 from .host import cpu_flags
-from .mlir import arith, ir, llvm, math
+from .mlir import arith, ir, llvm, math, vector, x86
 
 _EXP_HI = 88.72283935546875
 _EXP_LO = -88.37626266479492
@@ -70,11 +70,13 @@ def exp(x: ir.Value) -> ir.Value:
     r = math.fma(fx, splat(t, -_LN2_HI), x)
     r = math.fma(fx, splat(t, -_LN2_LO), r)
     y = _horner(r, _EXP_POLY)
+    if use_ldexp and isinstance(t, ir.VectorType) and t.shape[0] % 16 == 0:
+        return _scalef(y, fx)
     it = _int_type_like(x)
     n = arith.fptosi(it, fx)
     if use_ldexp:
-        # LLVM lowers ldexp to `vscalefps` with AVX-512: one instruction that rounds
-        # denormal results correctly, gives 0 / inf past the range and propagates NaN.
+        # LLVM lowers ldexp to `vscalefps` with AVX-512 (after converting n back to float):
+        # it rounds denormal results correctly, gives 0 / inf past the range, keeps NaN.
         return llvm.call_intrinsic(t, f"llvm.ldexp.{_llvm_suffix(t)}.{_llvm_suffix(it)}", [y, n], [], [])
     # 2**fx in two halves so fx = 128 (x near the top of the range) does not overflow early.
     half = arith.shrsi(n, splat(it, 1))
@@ -82,6 +84,23 @@ def exp(x: ir.Value) -> ir.Value:
     s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
     s2 = arith.bitcast(t, arith.shli(arith.addi(rest, splat(it, 127)), splat(it, 23)))
     return arith.select(underflow, splat(t, 0.0), arith.mulf(arith.mulf(y, s1), s2))
+
+
+def _scalef(y: ir.Value, fx: ir.Value) -> ir.Value:
+    """y * 2**fx (fx integral, as f32) with one `vscalefps` per 512-bit register: ldexp
+    without the float -> int -> float round trip."""
+    part = ir.VectorType.get([16], y.type.element_type)
+    all_lanes = arith.constant(ir.IntegerType.get_signless(16), -1)
+    current_rounding = arith.constant(ir.IntegerType.get_signless(32), 4)
+    out = y
+    for i in range(0, y.type.shape[0], 16):
+        yi, ni = (vector.extract_strided_slice(part, v, [i], [16], [1]) for v in (y, fx))
+        # The x86 dialect hands its operands (src, a, b, k, rounding) to the LLVM intrinsic
+        # in the intrinsic's order (a, b, passthrough, k, rounding): this is scalef(yi, ni);
+        # the all-ones mask leaves the passthrough unused.
+        scaled = x86.avx512_mask_scalef(yi, ni, yi, all_lanes, current_rounding)
+        out = vector.insert_strided_slice(scaled, out, [i], [1])
+    return out
 
 
 def _llvm_suffix(t: ir.Type) -> str:

@@ -17,8 +17,8 @@ import torch
 
 from plang.codegen.kernel import compile_kernel
 from plang.codegen.kernel.lower_rows import row_regions
-from plang.dtypes import FP32, INT32, DataType
-from plang.ir import FunctionType, ParamDirection, TensorType, flatten
+from plang.dtypes import FP32, INDEX, INT32, DataType
+from plang.ir import Add, Assign, ConstInt, FunctionType, ParamDirection, ScalarType, TensorType, Var, flatten
 from plang.ir.builder import IRBuilder
 from plang.ir.ops import make_call
 
@@ -242,3 +242,24 @@ def test_chains_that_do_not_fuse() -> None:
 
     fn, _ = _block_kernel(16, 64, 8, streaming)
     assert not any(row_regions(flatten(s.body)) for s in flatten(fn.body) if hasattr(s, "loop_var"))
+
+
+def test_scalar_reassigned_inside_a_run() -> None:
+    """Non-SSA IR: `off` is read by the first load, then reassigned; hoisting the
+    reassignment before a row loop would move the first load too."""
+    m, n, rows = 8, 64, 4
+    b = IRBuilder()
+    with b.function("reassign", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        out = f.param("out", TensorType([rows, n], FP32), OUT)
+        off = Var("off", ScalarType(INDEX))
+        b.emit(Assign(off, ConstInt(0)))
+        t = b.let("t", _call("load", x, [off, 0], [rows, n]))
+        mx = b.let("mx", _call("row_max", t))
+        b.emit(Assign(off, Add(off, ConstInt(rows))))
+        t2 = b.let("t2", _call("load", x, [off, 0], [rows, n]))
+        b.eval(_call("store", b.let("r", _call("row_expand_sub", t2, mx)), [0, 0], out))
+    k = compile_kernel(f.function)
+    xs, got = torch.randn(m, n), torch.zeros(rows, n)
+    k(xs, got)
+    torch.testing.assert_close(got, xs[rows:] - xs[:rows].amax(1, keepdim=True))

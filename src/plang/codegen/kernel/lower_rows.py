@@ -4,7 +4,8 @@ A statement is row-local when row r of its result depends only on row r of its t
 operands: loads, stores, elementwise ops, row reductions and `row_expand_*`, with every tile
 it touches having the same row count R (leading dims folded into rows). A maximal run of
 such statements in one block (pure scalar assignments may sit between them; they are
-lowered before the loop, which they cannot depend on) is a row region when fusing pays off:
+lowered before the loop, which they cannot depend on, unless an earlier statement of the
+run reads the variable they assign) is a row region when fusing pays off:
 it has a row reduction or a tile used more than once, which would otherwise be computed
 into an [R, N] buffer and read back in a later pass over the whole tile.
 
@@ -57,6 +58,12 @@ def _has_call(node) -> bool:
     return False
 
 
+def _vars_in(st: pir.Stmt) -> set:
+    from .lower import uses
+
+    return uses(st.value if isinstance(st, pir.Assign) else st.expr)
+
+
 def _row_count(st: pir.Stmt) -> int | None:
     """R when `st` is a row-local tile statement whose tiles all have R static rows."""
     call = _call_of(st)
@@ -103,14 +110,18 @@ def row_regions(stmts: list) -> list[tuple[int, int, int]]:
         if rows is None or rows < 2:
             i += 1
             continue
-        j, stored = i, False
+        j, stored, read = i, False, set()
         while j < len(stmts):
             st = stmts[j]
-            if not _is_pure_scalar(st):
+            if _is_pure_scalar(st):
+                if st.var in read:  # hoisting it would change what an earlier statement reads
+                    break
+            else:
                 name = _call_of(st).op.name if _row_count(st) == rows else None
                 if name is None or (name == "tile.load" and stored):
                     break
                 stored = stored or name == "tile.store"
+            read |= _vars_in(st)
             j += 1
         while _is_pure_scalar(stmts[j - 1]):  # trailing scalar assignments stay outside
             j -= 1

@@ -218,6 +218,20 @@ def _load_average() -> str:
         return "unknown"
 
 
+def rows() -> list[tuple[str, float, float, str, str]]:
+    """(workload, plang, better peer, unit, peer name) rows for benchmarks/run.py."""
+    ROWS.clear()
+    bench_elementwise()
+    bench_softmax(8)
+    bench_matmul()
+    out = []
+    for name, unit, p, nmp, tch, _, _, _ in ROWS:
+        peers = [(v, who) for v, who in ((nmp, "numpy"), (tch, "torch eager")) if v is not None]
+        peer, who = max(peers)
+        out.append((name, p, peer, unit, who))
+    return out
+
+
 def main() -> None:
     load = _load_average()
     bench_elementwise()

@@ -1,7 +1,7 @@
 """Kernel codegen beyond 2-D tiles of 2-D tensors: DDR tensors of rank 3 and 4 (2-D windows
 over the last two dims at leading-dim offsets, N-D windows folding into tile rows, edge
 clipping, strided views), `tensor.dim` inside a kernel, atomic-add stores (also from
-concurrent SPMD blocks), and what still does not reach codegen. All exact unless stated."""
+concurrent SPMD blocks), and tensor matmuls with transposed operands. All exact unless stated."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from plang.ir import FunctionType, ParamDirection, ScalarType, TensorType
 from plang.ir.builder import IRBuilder
 from plang.ir.enums import AtomicType
 from plang.ir.ops import make_call
-from plang.passes.diagnostics import PassError
 from plang.runtime import RunConfig
 
 OUT, INOUT = ParamDirection.Out, ParamDirection.InOut
@@ -193,24 +192,73 @@ class Dim:
     assert torch.equal(got, expected) and torch.equal(got, x + 96)
 
 
-@pytest.mark.xfail(strict=True, raises=PassError,
-                   reason="ConvertTensorToTileOps rejects tensor.matmul a_trans/b_trans ('at tile level "
-                          "transposition is a type property'): no tile-level transposed-operand form "
-                          "exists yet, so transposed matmuls never reach kernel codegen")
-def test_matmul_with_transposed_operands():
-    a, b = torch.randn(64, 32), torch.randn(48, 64)
-    got, expected = _run_pipeline('''
+def _operands(dtype, *shapes: tuple[int, ...]) -> list[torch.Tensor]:
+    if dtype is INT8:
+        return [torch.randint(-8, 8, shape, dtype=torch.int8) for shape in shapes]
+    return [torch.randn(*shape).to(dtype.to_torch()) for shape in shapes]
+
+
+def _check_product(got: torch.Tensor, expected: torch.Tensor, exact: torch.Tensor) -> None:
+    """`got` against the torch reference run and an independent torch product in a wide dtype."""
+    if got.dtype is torch.int32:
+        assert torch.equal(got, expected) and torch.equal(got, exact.to(torch.int32))
+    else:
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)  # fp32 sums in any order
+        torch.testing.assert_close(got, exact.to(got.dtype), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype, flags", [(FP32, "a_trans=True, b_trans=True"), (FP32, "a_trans=True"),
+                                          (FP32, "b_trans=True"), (FP16, "a_trans=True, b_trans=True"),
+                                          (BF16, "b_trans=True"), (INT8, "a_trans=True, b_trans=True")],
+                         ids=lambda x: getattr(x, "name", x))
+def test_matmul_with_transposed_operands(dtype, flags):
+    a_trans, b_trans = "a_trans" in flags, "b_trans" in flags
+    a_shape, b_shape = (64, 32) if a_trans else (32, 64), (48, 64) if b_trans else (64, 48)
+    a, b = _operands(dtype, a_shape, b_shape)
+    acc = "INT32" if dtype is INT8 else "FP32"
+    got, expected = _run_pipeline(f'''
 import plang as pl
 
 
 @pl.program
 class T:
     @pl.function
-    def main(self, a: pl.Tensor[[64, 32], pl.FP32], b: pl.Tensor[[48, 64], pl.FP32],
-             out: pl.Out[pl.Tensor[[32, 48], pl.FP32]]) -> pl.Tensor[[32, 48], pl.FP32]:
+    def main(self, a: pl.Tensor[{list(a_shape)}, pl.{dtype.name}],
+             b: pl.Tensor[{list(b_shape)}, pl.{dtype.name}],
+             out: pl.Out[pl.Tensor[[32, 48], pl.{acc}]]) -> pl.Tensor[[32, 48], pl.{acc}]:
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="k"):
-            c = pl.matmul(a, b, a_trans=True, b_trans=True)
+            c = pl.matmul(a, b, {flags})
             out = pl.assemble(out, c, [0, 0])
         return out
-''', a, b, torch.zeros(32, 48))
-    torch.testing.assert_close(got, a.T @ b.T, rtol=1e-5, atol=1e-5)
+''', a, b, torch.zeros(32, 48, dtype=torch.int32 if dtype is INT8 else torch.float32))
+    wide = torch.float64 if dtype.is_float else torch.int64
+    lhs, rhs = a.to(wide), b.to(wide)
+    _check_product(got, expected, (lhs.T if a_trans else lhs) @ (rhs.T if b_trans else rhs))
+
+
+@pytest.mark.parametrize("dtype", [FP16, INT8], ids=lambda d: d.name)
+def test_matmul_acc_over_k_slices_with_transposed_right_operand(dtype):
+    # scores = q @ k^T accumulated over four 32-wide slices of the head dim, per 16-row block
+    # of q; each k slice is transposed where it is loaded
+    q, k = _operands(dtype, (32, 128), (48, 128))
+    acc = "INT32" if dtype is INT8 else "FP32"
+    got, expected = _run_pipeline(f'''
+import plang as pl
+
+
+@pl.program
+class S:
+    @pl.function
+    def main(self, q: pl.Tensor[[32, 128], pl.{dtype.name}], k: pl.Tensor[[48, 128], pl.{dtype.name}],
+             out: pl.Out[pl.Tensor[[32, 48], pl.{acc}]]) -> pl.Tensor[[32, 48], pl.{acc}]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="scores"):
+            for r in pl.range(0, 32, 16):
+                c = pl.matmul(pl.slice(q, [16, 32], [r, 0]), pl.slice(k, [48, 32], [0, 0]), b_trans=True)
+                for d in pl.range(32, 128, 32):
+                    c = pl.matmul_acc(c, pl.slice(q, [16, 32], [r, d]), pl.slice(k, [48, 32], [0, d]),
+                                      b_trans=True)
+                out = pl.assemble(out, c, [r, 0])
+        return out
+''', q, k, torch.zeros(32, 48, dtype=torch.int32 if dtype is INT8 else torch.float32))
+    wide = torch.float64 if dtype.is_float else torch.int64
+    _check_product(got, expected, q.to(wide) @ k.to(wide).T)

@@ -6,6 +6,10 @@
 - `tensor.<op>` becomes `tile.<op>` on the operands' tiles (scratch tiles an op needs,
   e.g. the `tmp_tile` of a row reduction, are created); `tensor.create` / `tensor.full`
   become tile allocations; intermediate tensors are tiles from here on.
+- A matmul operand flagged `a_trans` / `b_trans` is transposed by `tile.transpose` (a
+  vector op: the transposed tile reaches the cube through a move, crossing the core group's
+  pipe once the kernel is split); the transpose of a read-only parameter runs once, next to
+  its load at the top.
 - `tensor.assemble(out, src, offset)` into a DDR tensor becomes `tile.store(src, offset, out)`.
 - A returned intermediate becomes a store into a new `Out` parameter; a call site passes
   its own untouched `Out` tensor when it returns the result under that tensor's name (the
@@ -55,18 +59,27 @@ from .properties import register_property
 
 # tensor ops kept as they are inside kernels (metadata / DDR element access)
 KEEP = {"tensor.dim"}
+# matmul transpose flag -> the operand it transposes
+TRANSPOSE_FLAGS = {"a_trans": "lhs", "b_trans": "rhs"}
 
 
 def _zeros(rank: int) -> list[Expr]:
     return [ConstInt(0) for _ in range(rank)]
 
 
+def _transposed_params(call: Call) -> list[str]:
+    """The matmul operands `call` transposes (`a_trans` -> lhs, `b_trans` -> rhs)."""
+    return [param for flag, param in TRANSPOSE_FLAGS.items() if call.kwargs.get(flag)]
+
+
 def _cube_operands(fn: Function) -> set[Var]:
-    """Vars used as operands of matmul-family ops (their tiles live in Mat, not Vec)."""
+    """Vars used untransposed as operands of matmul-family ops (their tiles live in Mat, not
+    Vec; a transposed operand is loaded into Vec and transposed there)."""
     out: set[Var] = set()
     for c in calls_in(fn.body):
         if isinstance(c.op, Op) and c.op.facts.unit == "cube":
-            out.update(a for a in c.args if isinstance(a, Var))
+            skip = _transposed_params(c)
+            out.update(a for p, a in op_operands(c) if isinstance(a, Var) and p not in skip)
     return out
 
 
@@ -77,6 +90,7 @@ class _Converter(VarRewriter):
         self.device = device
         self.cube_operands = _cube_operands(fn)
         self.loaded: dict[Var, Var] = {}  # DDR tensor -> its whole tile
+        self.transposes: dict[Var, Var] = {}  # hoisted whole tile -> its hoisted transpose
         self.hoisted: list[Stmt] = []
         self.read_only = {p for p, d in zip(fn.params, fn.param_directions) if d is ParamDirection.In}
         self.pending: list[Stmt] = []  # loads to emit before the current statement
@@ -104,6 +118,22 @@ class _Converter(VarRewriter):
         (self.hoisted if e in self.read_only else self.pending).append(Assign(tile, load, span))
         return tile
 
+    def transposed(self, e: Expr, span) -> Var:
+        """`e`'s tile with its two trailing axes swapped (`tile.transpose`, a vector op: the
+        transposed tile reaches the cube by a move). The transpose of a read-only parameter
+        runs once, next to its hoisted load."""
+        tile = self.as_tile(e, span)
+        if tile in self.transposes:
+            return self.transposes[tile]
+        call = make_call("tile.transpose", [tile], {"axis1": -2, "axis2": -1}, span)
+        self.check_capacity(f"{tile.name}_t", call.type, None, span)
+        t = Var(f"{tile.name}_t", call.type, span)
+        hoisted = e in self.read_only and self.loaded.get(e) is tile
+        if hoisted:
+            self.transposes[tile] = t
+        (self.hoisted if hoisted else self.pending).append(Assign(t, call, span))
+        return t
+
     # ------------------------------------------------------------- expressions
     def convert_call(self, call: Call, name: str) -> Expr:
         op = call.op
@@ -129,6 +159,10 @@ class _Converter(VarRewriter):
             first = next(iter(operands.values()), None)
             if first is not None and isinstance(first.type, TensorType):
                 return call
+        if op.facts.unit == "cube":
+            for flag, param in TRANSPOSE_FLAGS.items():
+                if attrs.pop(flag, False):
+                    operands[param] = self.transposed(operands[param], span)
         result = self.tile_op("tile." + op.short_name, operands, attrs, span)
         if isinstance(result.type, TileType):
             self.check_capacity(name, result.type, None, span)

@@ -2,7 +2,8 @@
 becomes a loop over blocks of rows (ConvertTensorToTileOps runs it before converting).
 
 The body may compute with row-wise ops only: elementwise ops, row reductions, row / column
-broadcasts, matmul (its left operand blocked by rows, its right operand whole). Every
+broadcasts, matmul (its left operand blocked by rows, its right operand whole, possibly
+`b_trans`: then its load and transpose also take Vec space). Every
 tensor whose leading dim is the row count `M` of the oversized value is *row-varying*:
 inside the loop it is a block of `R` rows (`R` the largest divisor of `M` whose blocks fit
 their buffers); parameters are sliced, `pl.assemble` targets and returned values are
@@ -53,7 +54,8 @@ def _dims(e: Expr) -> list[Expr]:
 class _Plan:
     rows: int  # M
     row_bytes: dict[tuple[Var, MemorySpace], int] = field(default_factory=dict)  # blocked value, its buffer
-    whole: dict[Var, MemorySpace] = field(default_factory=dict)  # operands used whole, their buffer
+    # operands used whole -> the buffers their copies take
+    whole: dict[Var, tuple[MemorySpace, ...]] = field(default_factory=dict)
     varying: set[Var] = field(default_factory=set)  # row-varying values (params included)
     chains: dict[Var, Var] = field(default_factory=dict)  # last assemble of a chain -> its root target
     links: set[Var] = field(default_factory=set)  # every assemble result
@@ -94,7 +96,7 @@ class _Blocker:
             return self.note(e, space)
         if e in self.plan.varying or dim_value(e.type.shape[0]) != 1:
             return False
-        self.plan.whole.setdefault(e, space)
+        self.plan.whole.setdefault(e, (space,))
         return True
 
     def classify(self, s: Assign) -> bool | None:
@@ -114,7 +116,7 @@ class _Blocker:
                      if p.kind in ("tensor", "shaped") and p.name in ops)
         elif name in MATMUL:
             ok = not ops.get("a_trans") and self.operand_ok(ops["lhs"], MemorySpace.Left) \
-                and "rhs" in ops and self.whole_operand(ops["rhs"], MemorySpace.Right) \
+                and "rhs" in ops and self.whole_operand(ops["rhs"], *_rhs_buffers(ops)) \
                 and ("acc" not in ops or self.operand_ok(ops["acc"], MemorySpace.Acc))
             if ok:
                 self.plan.varying.add(s.var)
@@ -131,10 +133,10 @@ class _Blocker:
         self.plan.varying.add(s.var)
         return self.note(s.var, MemorySpace.Vec) or None
 
-    def whole_operand(self, e: Expr, space: MemorySpace) -> bool:
+    def whole_operand(self, e: Expr, *spaces: MemorySpace) -> bool:
         if not isinstance(e, Var) or self.plan.blocked(e):
             return False
-        self.plan.whole[e] = space
+        self.plan.whole[e] = spaces
         return True
 
     def classify_assemble(self, s: Assign, ops: dict) -> bool | None:
@@ -159,15 +161,24 @@ class _Blocker:
         per_row = dict.fromkeys(free, 0)
         for (_, space), nbytes in self.plan.row_bytes.items():
             per_row[space] += nbytes
-        for v, space in self.plan.whole.items():
+        for v, spaces in self.plan.whole.items():
             if v.type.nbytes is None:
                 return None
-            free[space] = free.get(space, self.device.capacity(space)) - v.type.nbytes
+            for space in spaces:
+                free[space] = free.get(space, self.device.capacity(space)) - v.type.nbytes
         if any(f < 0 for f in free.values()):
             return None
         limit = min(free[space] // per_row[space] for space in per_row)
         m = self.plan.rows
         return next((r for r in range(min(limit, m - 1), 0, -1) if m % r == 0), None)
+
+
+def _rhs_buffers(ops: dict) -> tuple[MemorySpace, ...]:
+    """The buffers a whole matmul rhs takes: Right, plus its load and transpose in Vec
+    for `b_trans` (ConvertTensorToTileOps transposes it on the vector side)."""
+    if ops.get("b_trans"):
+        return MemorySpace.Vec, MemorySpace.Vec, MemorySpace.Right
+    return (MemorySpace.Right,)
 
 
 def _product(dims: list[int]) -> int:

@@ -110,10 +110,9 @@ def test_matmul_acc_transposes_each_sliced_operand_where_it_is_used():
     """, VERIFY)
 
 
-def test_row_blocked_matmul_keeps_the_transposed_right_operand_whole():
-    # s [1536, 64] FP32 (384 KiB) exceeds Vec: q is blocked by rows, kk is loaded and
-    # transposed once before the loop. Rows take 512 B of Vec (s and e): 384 rows would fill
-    # it, but kk's load and transpose take 16 KiB of it, so blocks have 256 rows
+def test_row_blocked_matmul_transposes_a_right_operand_parameter_once_before_the_loop():
+    # s [1536, 64] FP32 (384 KiB) exceeds Vec: q is blocked by rows; kk is loaded and
+    # transposed before the loop, so the blocks of s and e (512 B a row) have all of Vec
     check_pass("convert_tensor_to_tile_ops", """
         @pl.program
         class P:
@@ -131,10 +130,43 @@ def test_row_blocked_matmul_keeps_the_transposed_right_operand_whole():
                   ret0: pl.Out[pl.Tensor[[1536, 64], pl.FP32]]) -> pl.Tensor[[1536, 64], pl.FP32]:
                 kt = pl.tile.load(kk, [0, 0], [64, 32])
                 ktt = pl.tile.transpose(kt, axis1=-2, axis2=-1)
-                for rb, (o,) in pl.range(6, init_values=(ret0,)):
-                    row = rb * 256
-                    qr = pl.tile.load(q, [row, 0], [256, 32])
+                for rb, (o,) in pl.range(4, init_values=(ret0,)):
+                    row = rb * 384
+                    qr = pl.tile.load(q, [row, 0], [384, 32])
                     s = pl.tile.matmul(qr, ktt)
+                    e = pl.tile.exp(s)
+                    st = pl.tile.store(e, [row, 0], o)
+                    r = pl.yield_(st)
+                return r
+    """, VERIFY)
+
+
+def test_row_blocked_matmul_counts_a_computed_transposed_operand_in_vec():
+    # kf (8 KiB) stays in Vec and is transposed in every block (8 KiB more), next to kk's
+    # 4 KiB: (192 - 20) KiB / 512 B a row = 344 rows, so 1500 rows go in blocks of 300
+    check_pass("convert_tensor_to_tile_ops", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, q: pl.Tensor[[1500, 32], pl.FP32],
+                  kk: pl.Tensor[[64, 32], pl.BF16]) -> pl.Tensor[[1500, 64], pl.FP32]:
+                kf = pl.cast(kk, pl.FP32)
+                s = pl.matmul(q, kf, b_trans=True)
+                e = pl.exp(s)
+                return e
+    """, """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, q: pl.Tensor[[1500, 32], pl.FP32], kk: pl.Tensor[[64, 32], pl.BF16],
+                  ret0: pl.Out[pl.Tensor[[1500, 64], pl.FP32]]) -> pl.Tensor[[1500, 64], pl.FP32]:
+                kt = pl.tile.load(kk, [0, 0], [64, 32])
+                kf = pl.tile.cast(kt, pl.FP32)
+                for rb, (o,) in pl.range(5, init_values=(ret0,)):
+                    row = rb * 300
+                    qr = pl.tile.load(q, [row, 0], [300, 32])
+                    kft = pl.tile.transpose(kf, axis1=-2, axis2=-1)
+                    s = pl.tile.matmul(qr, kft)
                     e = pl.tile.exp(s)
                     st = pl.tile.store(e, [row, 0], o)
                     r = pl.yield_(st)

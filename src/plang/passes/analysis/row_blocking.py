@@ -2,8 +2,7 @@
 becomes a loop over blocks of rows (ConvertTensorToTileOps runs it before converting).
 
 The body may compute with row-wise ops only: elementwise ops, row reductions, row / column
-broadcasts, matmul (its left operand blocked by rows, its right operand whole, possibly
-`b_trans`: then its load and transpose also take Vec space). Every
+broadcasts, matmul (its left operand blocked by rows, its right operand whole). Every
 tensor whose leading dim is the row count `M` of the oversized value is *row-varying*:
 inside the loop it is a block of `R` rows (`R` the largest divisor of `M` whose blocks fit
 their buffers); parameters are sliced, `pl.assemble` targets and returned values are
@@ -69,6 +68,7 @@ class _Blocker:
         self.fn, self.device = fn, device
         self.plan = _Plan(rows)
         self.params = set(fn.params)
+        self.read_only = {p for p, d in zip(fn.params, fn.param_directions) if d is ParamDirection.In}
 
     # ------------------------------------------------------------ classification
     def is_rows(self, e: Expr) -> bool:
@@ -116,7 +116,7 @@ class _Blocker:
                      if p.kind in ("tensor", "shaped") and p.name in ops)
         elif name in MATMUL:
             ok = not ops.get("a_trans") and self.operand_ok(ops["lhs"], MemorySpace.Left) \
-                and "rhs" in ops and self.whole_operand(ops["rhs"], *_rhs_buffers(ops)) \
+                and "rhs" in ops and self.whole_operand(ops["rhs"], *self.rhs_buffers(ops)) \
                 and ("acc" not in ops or self.operand_ok(ops["acc"], MemorySpace.Acc))
             if ok:
                 self.plan.varying.add(s.var)
@@ -132,6 +132,15 @@ class _Blocker:
             return None
         self.plan.varying.add(s.var)
         return self.note(s.var, MemorySpace.Vec) or None
+
+    def rhs_buffers(self, ops: dict) -> tuple[MemorySpace, ...]:
+        """The buffers a whole matmul rhs takes while the row blocks are live: Right; a
+        `b_trans` rhs computed in the body also keeps its tile and, as ConvertTensorToTileOps
+        transposes it inside the loop, the transpose in Vec (a read-only parameter is loaded
+        and transposed once before the loop)."""
+        if ops.get("b_trans") and ops["rhs"] not in self.read_only:
+            return MemorySpace.Vec, MemorySpace.Vec, MemorySpace.Right
+        return (MemorySpace.Right,)
 
     def whole_operand(self, e: Expr, *spaces: MemorySpace) -> bool:
         if not isinstance(e, Var) or self.plan.blocked(e):
@@ -171,14 +180,6 @@ class _Blocker:
         limit = min(free[space] // per_row[space] for space in per_row)
         m = self.plan.rows
         return next((r for r in range(min(limit, m - 1), 0, -1) if m % r == 0), None)
-
-
-def _rhs_buffers(ops: dict) -> tuple[MemorySpace, ...]:
-    """The buffers a whole matmul rhs takes: Right, plus its load and transpose in Vec
-    for `b_trans` (ConvertTensorToTileOps transposes it on the vector side)."""
-    if ops.get("b_trans"):
-        return MemorySpace.Vec, MemorySpace.Vec, MemorySpace.Right
-    return (MemorySpace.Right,)
 
 
 def _product(dims: list[int]) -> int:

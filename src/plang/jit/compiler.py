@@ -22,12 +22,11 @@ def live_value(fn: JITFunction, name: str) -> Any:
 
 
 def constant_names(entry: JITFunction) -> list[tuple[JITFunction, str]]:
-    """(function, name) of every closure/global constant the kernel's bodies read."""
-    from .specializer import _free_constants
-
+    """(function, name) of every closure/global name the kernel's bodies read (other than
+    its `@pl.jit.*` functions): their current values are part of the specialization."""
     deps = collect_functions(entry)
     dep_names = {d.name for d in deps}
-    return [(fn, name) for fn in deps for name in _free_constants(fn, dep_names)]
+    return [(fn, name) for fn in deps for name in fn.source.free_names if name not in dep_names]
 
 
 def constants_key(entry: JITFunction) -> tuple:

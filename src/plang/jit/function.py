@@ -150,6 +150,8 @@ class JITFunction:
 
             compiled = self._compiled(self._bind(args, kwargs), _config(config))
             if fast_key is not None:
+                if len(self._fast) >= _FAST_ENTRIES:  # e.g. a dynamic dim taking many sizes
+                    self._fast.clear()
                 snapshot = tuple((fn, name, live_value(fn, name)) for fn, name in constant_names(self))
                 self._fast[fast_key] = (compiled, snapshot)
         return compiled(*self._positional(compiled, args, kwargs), config=config)
@@ -172,6 +174,9 @@ class JITFunction:
             if current is not value and current != value:
                 return False
         return True
+
+
+_FAST_ENTRIES = 4096  # exact-argument entries kept per kernel in front of the specialization cache
 
 
 def _fast_key(args: tuple, kwargs: dict, config) -> tuple | None:

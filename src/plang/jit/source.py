@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from ..dtypes import DataType
 from .signature import ParamSpec, is_dynvar, read_params
 
 
-@dataclass
+@dataclass(eq=False)
 class FunctionSource:
     func: Callable
     filename: str
@@ -29,6 +30,19 @@ class FunctionSource:
     @property
     def name(self) -> str:
         return self.fdef.name
+
+    @functools.cached_property
+    def free_names(self) -> tuple[str, ...]:
+        """Names the body reads but never binds (closure / global lookups), in first-use order."""
+        bound = {p.name for p in self.params} | set(self.body_dynvars) | {"pl"}
+        loads: dict[str, None] = {}
+        for node in ast.walk(self.fdef):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    bound.add(node.id)
+                else:
+                    loads.setdefault(node.id)
+        return tuple(n for n in loads if n not in bound)
 
     def orig_line(self, rel_line: int) -> int:
         """File line of 1-based line `rel_line` of the dedented source."""

@@ -218,20 +218,13 @@ def _dotted(node: ast.expr) -> str:
 
 
 def _free_constants(fn: JITFunction, dep_names: set[str]) -> dict[str, str]:
-    """Closure/global Python constants the body reads, as source literals."""
-    src = fn.source
-    bound = {s.name for s in src.params} | set(src.body_dynvars)
-    for node in ast.walk(src.fdef):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
+    """Closure/global Python constants the body reads, as source literals (current values)."""
     consts: dict[str, str] = {}
-    for node in ast.walk(src.fdef):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+    namespace = fn.source.namespace
+    for name in fn.source.free_names:
+        if name in dep_names or name not in namespace:
             continue
-        name = node.id
-        if name in bound or name in dep_names or name == "pl" or name not in src.namespace:
-            continue
-        lit = python_literal(src.namespace[name])
+        lit = python_literal(namespace[name])
         if lit is not None:
             consts[name] = lit
     return consts

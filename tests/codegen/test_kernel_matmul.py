@@ -49,7 +49,7 @@ def _operands(d: DataType, m: int, n: int, k: int):
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16", "INT8"])
-@pytest.mark.parametrize("shape", [(13, 80, 96), (6, 16, 7), (1, 130, 33), (20, 48, 64)])
+@pytest.mark.parametrize("shape", [(13, 80, 96), (6, 16, 7), (1, 130, 33), (20, 48, 64), (3, 64, 32)])
 @pytest.mark.parametrize("op", ["matmul", "matmul_acc", "matmul_bias"])
 def test_matmul(op: str, shape: tuple[int, int, int], dtype: str) -> None:
     d = DataType.from_name(dtype)

@@ -49,13 +49,20 @@ class _Operands:
     contiguous column panels of `nr` lanes (panel K, row nr), converted to the accumulator
     type, or for BF16 interleaved in k pairs."""
 
-    def __init__(self, kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, acc_elem: ir.Type) -> None:
-        self.kb, self.a, self.acc_elem = kb, a, acc_elem
+    def __init__(self, kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, acc_elem: ir.Type,
+                 out_pitch: int) -> None:
+        self.kb, self.a, self.b, self.acc_elem = kb, a, b, acc_elem
         self.dot = a.dtype is BF16 and a.cols % 2 == 0 and a.pitch % 2 == 0
         self.is_int = a.dtype is INT8
         self.K = a.cols
+        # BF16 B is packed by the first row block of each panel as it computes (its B
+        # reads overlap the dot products) when the panels are the B chunks themselves
+        self.pack_inline = self.dot and b.pitch == out_pitch and b.width == min(64, out_pitch)
         if a.dtype is FP32 and isinstance(b, TileBuf):
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
+        elif self.pack_inline:
+            buf = kb.alloc_scratch(mlir_type(b.dtype), self.K * b.pitch)
+            self.b_buf, self.panel, self.row = buf, self.K, b.width
         else:
             self.b_buf, self.panel, self.row = self._pack_b(b), self.K, b.width
 
@@ -116,6 +123,16 @@ class _Operands:
         vt = _vt(self.b_buf.type.element_type, 2 * LANES)
         return vector.load(vt, self.b_buf, [self._b_offset(kp, n0, lane, 2)])
 
+    def pack_pair_rows(self, kp: ir.Value, n0: ir.Value, nv: int) -> list[ir.Value]:
+        """Packs B's rows 2kp, 2kp+1 at columns n0.. (one chunk) pair-interleaved into the
+        panel and returns them as the block's `nv` pair vectors (`b_pair_row` for each)."""
+        kb, b = self.kb, self.b
+        k0 = arith.muli(kp, kb.idx(2))
+        v = vector.interleave(read_chunk(kb, b, k0, n0), read_chunk(kb, b, arith.addi(k0, kb.idx(1)), n0))
+        vector.store(v, self.b_buf, [self._b_offset(kp, n0, 0, 2)])
+        vt = _vt(self.b_buf.type.element_type, 2 * LANES)
+        return [vector.extract_strided_slice(vt, v, [2 * LANES * j], [2 * LANES], [1]) for j in range(nv)]
+
     def fma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
         if self.is_int:
             return arith.addi(acc, arith.muli(a, b))
@@ -123,8 +140,9 @@ class _Operands:
 
 
 def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir.Value,
-           mr: int, nv: int, init) -> None:
-    """out[m0:m0+mr, n0:n0+16*nv] = init(row, col) + A[m0:m0+mr, :] @ B[:, n0:...]."""
+           mr: int, nv: int, init, pack: bool = False) -> None:
+    """out[m0:m0+mr, n0:n0+16*nv] = init(row, col) + A[m0:m0+mr, :] @ B[:, n0:...];
+    `pack`: this block packs B's panel at n0 (BF16 inline packing)."""
     accs = [init(i, j) for i in range(mr) for j in range(nv)]
     rows = [arith.addi(m0, kb.idx(i)) for i in range(mr)]
     cols = [arith.addi(n0, kb.idx(LANES * j)) for j in range(nv)]
@@ -132,7 +150,8 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K // 2), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             kp = loop.induction_variable
-            bs = [ops.b_pair_row(kp, n0, LANES * j) for j in range(nv)]
+            bs = ops.pack_pair_rows(kp, n0, nv) if pack else [ops.b_pair_row(kp, n0, LANES * j)
+                                                              for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
             for r in rows:
@@ -160,7 +179,7 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
 def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileBuf, init_from) -> None:
     """out = init + a @ b. `init_from(row, col)` gives a block's starting accumulator."""
     acc_elem = out.buf.type.element_type
-    ops = _Operands(kb, a, b, acc_elem)
+    ops = _Operands(kb, a, b, acc_elem, out.pitch)
     nr = min(64, out.pitch) if out.pitch >= LANES else out.pitch
     if out.pitch % LANES or nr % LANES:
         raise AssertionError("matmul output pitch must be a multiple of 16 lanes")
@@ -168,18 +187,23 @@ def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileB
         raise AssertionError("packed B panels must be as wide as the output block")
     nv = nr // LANES
     m_main = (out.rows // MR) * MR
+    rest = out.rows - m_main
+
+    def block(m0: ir.Value, n0: ir.Value, mr: int, pack: bool = False) -> None:
+        _block(kb, ops, out, m0, n0, mr, nv,
+               lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))), pack)
+
     with kb.loop(0, out.pitch, nr) as ln:
         n0 = ln.induction_variable
-        if m_main:
-            with kb.loop(0, m_main, MR) as lm:
-                m0 = lm.induction_variable
-                _block(kb, ops, out, m0, n0, MR, nv,
-                       lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))))
-        rest = out.rows - m_main
-        if rest:
-            m0 = kb.idx(m_main)
-            _block(kb, ops, out, m0, n0, rest, nv,
-                   lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))))
+        first = 0
+        if ops.pack_inline:  # the first row block packs the panel
+            first = MR if m_main else out.rows
+            block(kb.idx(0), n0, first, pack=True)
+        if m_main > first:
+            with kb.loop(first, m_main, MR) as lm:
+                block(lm.induction_variable, n0, MR)
+        if rest and out.rows > first:
+            block(kb.idx(m_main), n0, rest)
 
 
 def _check(lc: LowerContext, name: str, a: TileBuf, b: TileBuf | LazyTile, out_dtype: DataType) -> None:

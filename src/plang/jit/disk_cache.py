@@ -8,7 +8,8 @@ temporary folder and renamed into place (atomic); an entry that is missing piece
 or from another plang / format version is ignored (and replaced by the next store).
 
 Root: `$PLANG_CACHE_DIR`, else `$XDG_CACHE_HOME/plang`, else `~/.cache/plang`.
-`PLANG_DISK_CACHE=0` disables it.
+`PLANG_DISK_CACHE=0` disables it; at most `$PLANG_CACHE_ENTRIES` entries (default 512) are
+kept, the least recently written removed first.
 """
 
 from __future__ import annotations
@@ -108,3 +109,16 @@ def store(key: tuple, write: Callable[[Path], dict]) -> None:
         os.rename(tmp, path)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
+        return
+    _evict(path.parent, keep=path)
+
+
+def _evict(root: Path, keep: Path) -> None:
+    """Remove the least recently written entries beyond `$PLANG_CACHE_ENTRIES` (default 512)."""
+    limit = int(os.environ.get("PLANG_CACHE_ENTRIES", "512"))
+    entries = [p for p in root.iterdir() if (p / "meta.json").is_file() and p != keep]
+    if len(entries) < limit:
+        return
+    entries.sort(key=lambda p: (p / "meta.json").stat().st_mtime)
+    for old in entries[: len(entries) + 1 - limit]:
+        shutil.rmtree(old, ignore_errors=True)

@@ -125,3 +125,8 @@ def double_tile(a: pl.Tensor, c: pl.Out[pl.Tensor]):
 def double(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     c = double_tile(a, c)
     return c
+
+
+@pl.jit
+def add_returning_call(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    return add_tile(a, b, c)

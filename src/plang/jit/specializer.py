@@ -261,9 +261,9 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
 
 
 def _return_outputs(src: FunctionSource, body: list[ast.stmt], lines: list[str], first: int) -> ReturnPlan:
-    """Make the entry also return every Out / InOut tensor it does not return, so a result
-    rebound to a new buffer (`y = pl.add(x, x)` in a scope) can be written back into the
-    caller's tensor. Edits `lines`; returns where each output sits in the program's result."""
+    """Make the entry also return every Out / InOut tensor it rebinds but does not return, so
+    a result rebound to a new buffer (`y = pl.add(x, x)` in a scope) can be written back into
+    the caller's tensor. Edits `lines`; returns where each output sits in the program's result."""
     outs = [p.name for p in src.params if p.kind == "tensor" and p.direction is not ParamDirection.In]
     returns = [n for n in ast.walk(src.fdef) if isinstance(n, ast.Return)]
     final = body[-1]
@@ -272,21 +272,24 @@ def _return_outputs(src: FunctionSource, body: list[ast.stmt], lines: list[str],
     values = [] if not returns or final.value is None else (
         final.value.elts if isinstance(final.value, ast.Tuple) else [final.value])
     names = [v.id if isinstance(v, ast.Name) else None for v in values]
-    extra = [o for o in outs if o not in names]
+    rebound = {n.id for n in ast.walk(src.fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    extra = [o for o in outs if o not in names and o in rebound]  # others are only written in place
     writebacks = [(i, n) for i, n in enumerate(names) if n in outs]
     writebacks += [(len(values) + k, o) for k, o in enumerate(extra)]
     if extra:
-        text = "\n".join(src.lines)
-        parts = [ast.get_source_segment(text, v) for v in values] + extra
         if returns:
-            lo = final.lineno - first
+            lo, hi = final.lineno - first, final.end_lineno - first
             indent = lines[lo][: len(lines[lo]) - len(lines[lo].lstrip())]
+            text = "if 1:\n" + "\n".join(lines[lo:hi + 1])  # the return as rewritten (self.dep)
+            value = ast.parse(text).body[0].body[0].value
+            elts = [] if value is None else value.elts if isinstance(value, ast.Tuple) else [value]
+            parts = [ast.get_source_segment(text, v) for v in elts] + extra
             lines[lo] = f"{indent}return {', '.join(parts)}"
-            for k in range(lo + 1, final.end_lineno - first + 1):
+            for k in range(lo + 1, hi + 1):
                 lines[k] = ""
         else:
             indent = lines[final.lineno - first][: final.col_offset]
-            lines.append(f"{indent}return {', '.join(parts)}")
+            lines.append(f"{indent}return {', '.join(extra)}")
     return ReturnPlan(len(values), tuple(writebacks))
 
 

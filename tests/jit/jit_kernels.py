@@ -130,3 +130,9 @@ def double(a: pl.Tensor, c: pl.Out[pl.Tensor]):
 @pl.jit
 def add_returning_call(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return add_tile(a, b, c)
+
+
+@pl.jit(auto_scope=False)
+def add_manual_scopes(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c = add_tile(a, b, c)
+    return c

@@ -190,3 +190,11 @@ def test_entry_returning_a_kernel_call():
     a, b, c = torch.randn(32, 64), torch.randn(32, 64), torch.zeros(32, 64)
     assert K.add_returning_call(a, b, c) is c
     torch.testing.assert_close(c, a + b)
+
+
+def test_auto_scope_false_places_no_runtime_scopes():
+    a, b, c = torch.randn(32, 64), torch.randn(32, 64), torch.zeros(32, 64)
+    assert "with pl.scope()" in K.add.lower(a, b, c).as_python()
+    assert "with pl.scope()" not in K.add_manual_scopes.lower(a, b, c).as_python()
+    K.add_manual_scopes(a, b, c)
+    torch.testing.assert_close(c, a + b)

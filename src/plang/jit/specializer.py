@@ -22,11 +22,7 @@ if TYPE_CHECKING:
 
 SourceMap = dict[int, tuple[str, int, int]]  # generated line -> (file, line, column shift)
 
-_KIND_DECORATOR = {
-    "orchestration": "@pl.function(type=pl.FunctionType.Orchestration)",
-    "incore": "@pl.function(type=pl.FunctionType.InCore)",
-    "inline": "@pl.function(type=pl.FunctionType.Inline)",
-}
+_KIND_TYPE = {"orchestration": "Orchestration", "incore": "InCore", "inline": "Inline"}
 
 
 @dataclass(frozen=True)
@@ -234,12 +230,11 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
                    source_map: SourceMap) -> ReturnPlan | None:
     src = fn.source
     fdef = src.fdef
-    decorator = _KIND_DECORATOR[fn.kind]
-    if fn.auto_scope is False:
-        decorator = decorator.replace(")", ", auto_scope=False)") if "(" in decorator else \
-            "@pl.function(auto_scope=False)"
+    keywords = [f"type=pl.FunctionType.{_KIND_TYPE[fn.kind]}"]
+    if not fn.auto_scope:
+        keywords.append("auto_scope=False")
     out.append("")
-    out.append(f"    {decorator}")
+    out.append(f"    @pl.function({', '.join(keywords)})")
     params = ", ".join(["self"] + [f"{name}: {text}" for name, text in ann.items()])
     out.append(f"    def {fdef.name}({params}):")
     source_map[len(out)] = (src.filename, src.orig_line(fdef.lineno), 0)

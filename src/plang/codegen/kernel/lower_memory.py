@@ -1,4 +1,5 @@
-"""DDR ↔ tile transfers: `tile.load` and `tile.store`.
+"""DDR ↔ tile transfers: `tile.load` and `tile.store` (plus the DDR queries `tensor.dim`
+and `tensor.read`).
 
 A transfer moves a window of a rank-n DDR tensor: its leading n - 1 dims fold into tile rows
 (row r ↔ their row-major multi-index), the last dim is the contiguous (unit-stride) column
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ... import ir as pir
-from ...dtypes import INT64, DataType
+from ...dtypes import BOOL, INT64, DataType
 from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
 from .context import DdrTensor, LowerContext
@@ -234,7 +235,25 @@ def lower_tensor_dim(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, D
     return arith.index_cast(ir.IntegerType.get_signless(64), extent), INT64
 
 
+def lower_tensor_read(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, DataType]:
+    """`tensor.read`: one element of a DDR tensor, at one index per axis or a flat row-major index."""
+    ddr = lc.ddr(a["src"])
+    offset = a["offset"]
+    idx = [lc.index(e) for e in (offset.elements if isinstance(offset, pir.MakeTuple) else [offset])]
+    if len(idx) == 1 and ddr.rank > 1:
+        flat, idx = idx[0], []
+        for axis in range(ddr.rank - 1, 0, -1):
+            idx.insert(0, arith.remui(flat, ddr.dim(axis)))
+            flat = arith.divui(flat, ddr.dim(axis))
+        idx.insert(0, flat)
+    v = memref.load(ddr.memref, idx)
+    if ddr.type.dtype is BOOL:
+        return arith.cmpi(arith.CmpIPredicate.ne, v, arith.constant(v.type, 0)), BOOL
+    return v, ddr.type.dtype
+
+
 def register(table: dict) -> None:
     table["tile.load"] = lower_load
     table["tile.store"] = lower_store
     table["tensor.dim"] = lower_tensor_dim
+    table["tensor.read"] = lower_tensor_read

@@ -71,7 +71,7 @@ def test_source_is_readable_python():
 UNARY = {
     "tile.exp": torch.exp, "tile.log": torch.log, "tile.sqrt": torch.sqrt, "tile.rsqrt": torch.rsqrt,
     "tile.recip": torch.reciprocal, "tile.neg": torch.neg, "tile.abs": torch.abs, "tile.relu": torch.relu,
-    "tile.sin": torch.sin, "tile.cos": torch.cos,
+    "tile.sin": torch.sin, "tile.cos": torch.cos, "tile.tanh": torch.tanh, "tile.sigmoid": torch.sigmoid,
 }
 
 

@@ -42,7 +42,7 @@ for ns, (x, y, ix, iy) in {"tensor": (TA, TB, TIA, TIB), "tile": (A, B, IA, IB)}
         case(f"{ns}.{op.rstrip('_')}s", ix, 3, expect=f"{kind}[[64, 128], INT32]")
     case(f"{ns}.xor", ix, iy, **tmp, expect=f"{kind}[[64, 128], INT32]")
     case(f"{ns}.xors", ix, 3, **tmp, expect=f"{kind}[[64, 128], INT32]")
-    for op in ("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos", "neg", "abs"):
+    for op in ("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos", "tanh", "sigmoid", "neg", "abs"):
         case(f"{ns}.{op}", x, expect=full)
     case(f"{ns}.relu", x, expect=full)
     case(f"{ns}.not_", tile([8, 8], INT16) if ns == "tile" else tensor([8, 8], INT16),

@@ -95,7 +95,8 @@ def _register() -> None:
         both(op.rstrip("_") + "s", lambda a, fn=fn: f"torch.{fn}({a['lhs']}, {a['rhs']})")
     for op, fn in (("exp", "torch.exp"), ("log", "torch.log"), ("sqrt", "torch.sqrt"),
                    ("rsqrt", "torch.rsqrt"), ("recip", "rt.recip"), ("sin", "torch.sin"),
-                   ("cos", "torch.cos"), ("neg", "torch.neg"), ("abs", "torch.abs"),
+                   ("cos", "torch.cos"), ("tanh", "torch.tanh"), ("sigmoid", "torch.sigmoid"),
+                   ("neg", "torch.neg"), ("abs", "torch.abs"),
                    ("not_", "torch.bitwise_not")):
         both(op, _torch_fn(fn))
     TABLE["tile.rem"] = TABLE["tile.rems"] = lambda a: f"torch.remainder({a['lhs']}, {a['rhs']})"

@@ -23,6 +23,8 @@ UNIFIED_NAMES: tuple[str, ...] = (
     "min",
     "max",
     "exp",
+    "tanh",
+    "sigmoid",
     "log",
     "cast",
     "concat",

@@ -86,6 +86,7 @@ def _unary_fn(op: str, d: DataType, where: str) -> Callable[[ir.Value], ir.Value
     if f:
         table = {"exp": vector_math.exp, "log": vector_math.log, "sqrt": math.sqrt,
                  "rsqrt": vector_math.rsqrt, "sin": math.sin, "cos": math.cos,
+                 "tanh": vector_math.tanh, "sigmoid": vector_math.sigmoid,
                  "recip": lambda x: arith.divf(splat(x.type, 1.0), x), "neg": arith.negf,
                  "abs": math.absf, "relu": lambda x: arith.maximumf(x, splat(x.type, 0.0))}
     else:
@@ -188,7 +189,8 @@ def _times_reciprocal(x: ir.Value, d: ir.Value) -> ir.Value:
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "fmod", "and_", "or_", "xor", "shl", "shr")
 SCALAR_BINARY = ("adds", "subs", "muls", "divs", "maximums", "minimums", "fmods", "ands", "ors",
                  "xors", "shls", "shrs")
-UNARY = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "recip", "neg", "abs", "not_", "relu")
+UNARY = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "recip", "neg", "abs", "not_",
+         "relu")
 EXPAND_OPS = ("add", "sub", "mul", "div", "max", "min", "expdif")
 
 

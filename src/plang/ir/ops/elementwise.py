@@ -186,7 +186,8 @@ def _register_all() -> None:
                extra=extra, doc=f"Elementwise bitwise {what} with a scalar.")
 
     math = {"exp": "exponential", "sqrt": "square root", "sin": "sine (radians)",
-            "cos": "cosine (radians)"}
+            "cos": "cosine (radians)", "tanh": "hyperbolic tangent",
+            "sigmoid": "logistic sigmoid 1 / (1 + exp(-x))"}
     for name, what in math.items():
         family(name, [P("input", X)], unary(FLOATS), unit="vector", doc=f"Elementwise {what}.")
     for name, what in {"log": "natural logarithm", "recip": "reciprocal 1/x"}.items():

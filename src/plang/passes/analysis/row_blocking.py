@@ -28,7 +28,7 @@ from .var_uses import expr_vars
 
 _ELEMENTWISE = """abs add adds and_ ands cast cmp cmps cos div divs exp expands fmod fmods log
     maximum maximums minimum minimums mul muls neg not_ or_ ors recip relu rsqrt shl shls shr
-    shrs sin sqrt sub subs xor xors row_sum row_max row_min row_prod row_argmax row_argmin
+    shrs sigmoid sin sqrt sub subs tanh xor xors row_sum row_max row_min row_prod row_argmax row_argmin
     row_expand row_expand_add row_expand_sub row_expand_mul row_expand_div row_expand_max
     row_expand_min row_expand_expdif col_expand col_expand_add col_expand_sub col_expand_mul
     col_expand_div col_expand_max col_expand_min col_expand_expdif"""

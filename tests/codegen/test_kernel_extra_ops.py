@@ -155,6 +155,22 @@ def test_sin_cos_match_reference(op: str, dtype: str) -> None:
                  atol=2e-7)
 
 
+def test_sin_cos_in_a_fused_chain_stay_vectorized() -> None:
+    b = IRBuilder()
+    with b.function("exp_sin_cos", type=FunctionType.InCore) as f:
+        x, out = f.param("x", TensorType(list(SHAPE), FP32)), f.param(
+            "out", TensorType(list(SHAPE), FP32), ParamDirection.Out)
+        t = b.let("t", make_call("tile.load", [x, [0, 0], list(SHAPE)]))
+        for op in ("cos", "sin", "exp"):  # single-use chain: fused into one chunk loop
+            t = b.let(op, make_call(f"tile.{op}", [t]))
+        b.eval(make_call("tile.store", [t, [0, 0], out]))
+    fn = f.function
+    text = compile_kernel(fn).mlir_text
+    assert "math.sin" not in text and "math.cos" not in text  # no scalar libm call per element
+    got, want = _run_both(fn, [rand(SHAPE, FP32, -50, 50)], torch.zeros(SHAPE))
+    _check(got, want, FP32, rtol=1e-6, atol=1e-6)
+
+
 # -- sin / cos error bounds -------------------------------------------------------------------
 
 def _trig(op: str, x: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ...dtypes import BOOL, DataType
-from . import vector_math
+from . import vector_math, vector_trig
 from .builder import compute_dtype
 from .context import LowerContext, unsupported
 from .mlir import arith, ir, math
@@ -85,7 +85,7 @@ def _unary_fn(op: str, d: DataType, where: str) -> Callable[[ir.Value], ir.Value
     f = _is_float(d)
     if f:
         table = {"exp": vector_math.exp, "log": vector_math.log, "sqrt": math.sqrt,
-                 "rsqrt": vector_math.rsqrt, "sin": math.sin, "cos": math.cos,
+                 "rsqrt": vector_math.rsqrt, "sin": vector_trig.sin, "cos": vector_trig.cos,
                  "tanh": vector_math.tanh, "sigmoid": vector_math.sigmoid,
                  "recip": lambda x: arith.divf(splat(x.type, 1.0), x), "neg": arith.negf,
                  "abs": math.absf, "relu": lambda x: arith.maximumf(x, splat(x.type, 0.0))}

@@ -1,8 +1,8 @@
 """Elementwise tile ops beyond the basic table: `rem` / `rems` (remainder taking the sign of
 the divisor, like torch.remainder), the carry forms `addc` / `subc` / `addsc` / `subsc`
 (`(lhs ± rhs) + rhs2`, the first result rounded to the tile dtype like two separate ops) and
-`prelu` (per-element slope), and `sin` / `cos` through the vector polynomials of
-`vector_trig`. Each is one vectorized chunk loop (`LowerContext.elementwise`).
+`prelu` (per-element slope). Each is one vectorized chunk loop (`LowerContext.elementwise`);
+`sin` / `cos` (vector polynomials of `vector_trig`) sit in `lower_elementwise`'s unary table.
 
 Integer remainders by 0 give 0 (torch raises; the value is unspecified here), and a divisor
 of -1 never reaches the division (INT_MIN % -1 would trap); its remainder is 0 as it should be.
@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Callable
 
 from ...dtypes import DataType
-from . import vector_trig
 from .builder import compute_dtype
 from .context import LowerContext, unsupported
 from .lower_elementwise import compare
@@ -87,16 +86,7 @@ def lower_prelu(lc: LowerContext, short: str, a: dict) -> object:
                                                  arith.mulf(v[0], v[1])))
 
 
-def lower_trig(lc: LowerContext, short: str, a: dict) -> object:
-    x = lc.operand(a["input"])
-    if not compute_dtype(x.dtype).is_float:
-        raise unsupported(lc.where(f"tile.{short}"), x.dtype)
-    fn = vector_trig.sin if short == "sin" else vector_trig.cos
-    return lc.elementwise([full(x)], lambda v: fn(v[0]))
-
-
 def register(table: dict) -> None:
-    table["tile.sin"] = table["tile.cos"] = lower_trig
     table["tile.rem"] = table["tile.rems"] = lower_rem
     for n in ("addc", "subc", "addsc", "subsc"):
         table[f"tile.{n}"] = lower_carry

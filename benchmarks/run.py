@@ -1,7 +1,10 @@
 """The benchmark report: every benchmark of plang in one table beside its peer.
 
-    python benchmarks/run.py            # all
-    python benchmarks/run.py kernels    # some: kernels, runtime, jit, passes, parse_bench
+    python benchmarks/run.py                      # all
+    python benchmarks/run.py kernels@x86-64-v3    # some: kernels[@level], runtime, jit, passes, parse_bench
+
+The kernel benchmarks run once per ISA level (`kernels@<level>`: the host's level and the
+lower levels x86-64-v3 and x86-64 where the host runs them), side by side in one table.
 
 Each benchmark module exposes `rows()` -> [(workload, plang, peer, unit, peer name)] and runs in
 a process of its own (so one benchmark's threads and caches do not skew the next). Ratio
@@ -19,6 +22,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+
+def _kernel_levels() -> list[str]:
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from plang.target import host_level, runnable_levels
+
+    wanted = [host_level(), "x86-64-v3", "x86-64"]
+    return [f"kernels@{lv}" for lv in dict.fromkeys(wanted) if lv in runnable_levels()]
+
+
 MODULES = ("kernels", "runtime", "jit", "passes", "parse_bench")
 HERE = Path(__file__).resolve().parent
 
@@ -34,21 +46,28 @@ def machine() -> str:
 
 
 def module_rows(name: str) -> list[list]:
-    """Rows of one benchmark module, measured in a fresh process (no state carried over)."""
-    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import {name}; "
-            f"print('ROWS', json.dumps({name}.rows()))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("ROWS "))[5:])
+    """Rows of one benchmark module (`kernels@<level>`: at that ISA level), measured in a fresh
+    process (no state carried over); a module that fails gives one row with its error."""
+    module, _, level = name.partition("@")
+    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import {module}; "
+            f"print('ROWS', json.dumps({module}.rows()))")
+    env = {**os.environ, **({"PLANG_ISA": level} if level else {})}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("ROWS ")]
+    if out.returncode != 0 or not lines:
+        why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        return [[f"FAILED ({why[:60]})", float("nan"), float("nan"), "-", "-"]]
+    return json.loads(lines[0][5:])
 
 
 def main(selected: list[str]) -> None:
     print(f"plang benchmarks, {datetime.date.today()}, {machine()}")
-    print(f"{'benchmark':<12}{'workload':<46}{'plang':>14}{'peer':>14}{'ratio':>8}  unit, peer")
-    for name in selected or MODULES:
+    print(f"{'benchmark':<12}{'workload':<56}{'plang':>14}{'peer':>14}{'ratio':>8}  unit, peer")
+    for name in selected or [m for n in MODULES for m in (_kernel_levels() if n == "kernels" else [n])]:
         for workload, ours, peer, unit, peer_name in module_rows(name):
             ratio = ours / peer if peer == peer and peer else float("nan")
-            print(f"{name:<12}{workload:<46}{ours:>14,.2f}{peer:>14,.2f}{ratio:>8.2f}  {unit}, {peer_name}",
-                  flush=True)
+            print(f"{name.partition('@')[0]:<12}{workload:<56}{ours:>14,.2f}{peer:>14,.2f}{ratio:>8.2f}  "
+                  f"{unit}, {peer_name}", flush=True)
 
 
 if __name__ == "__main__":

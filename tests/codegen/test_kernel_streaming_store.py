@@ -1,23 +1,26 @@
 """Non-temporal stores (`KernelBuilder.streaming_store`): stores into a DDR tensor at least
 3/4 of the last-level cache bypass the cache, whole 64-byte aligned chunks with aligned
 non-temporal stores, the rest (unaligned views, partial chunks) as before, and the kernel
-ends with an sfence. The cache size is patched small here so small tensors take that path;
+ends with a store fence. The cache size is set small here so small tensors take that path;
 results must equal torch exactly (tile.add / tile.store move values unchanged)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
-import plang.codegen.kernel.builder as builder
 from plang.codegen.kernel import compile_kernel
 from plang.dtypes import DataType
 from plang.ir import FunctionType, ParamDirection, TensorType
 from plang.ir.builder import IRBuilder
 from plang.ir.ops import make_call
+from plang.target import Device, Isa
 
 
-def _add_kernel(d: DataType, m: int, n: int, rows: int, cols: int):
+def _add_kernel(d: DataType, m: int, n: int, rows: int, cols: int, llc_bytes: int):
+    """An add kernel compiled for the default ISA with a last-level cache of `llc_bytes`."""
     b = IRBuilder()
     with b.function("stream_add", type=FunctionType.AIV) as f:
         x = f.param("x", TensorType([m, n], d))
@@ -29,20 +32,20 @@ def _add_kernel(d: DataType, m: int, n: int, rows: int, cols: int):
                 xt = b.let("xt", make_call("tile.load", [x, at, [rows, cols]]))
                 yt = b.let("yt", make_call("tile.load", [y, at, [rows, cols]]))
                 b.eval(make_call("tile.store", [b.let("s", make_call("tile.add", [xt, yt])), at, out]))
-    return compile_kernel(f.function)
+    return compile_kernel(f.function, Device(isa=dataclasses.replace(Isa.default(), llc_bytes=llc_bytes)))
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16"])
 @pytest.mark.parametrize("shift", [0, 1, 16])
-def test_nontemporal_stores_match_torch(monkeypatch, dtype: str, shift: int) -> None:
+def test_nontemporal_stores_match_torch(dtype: str, shift: int) -> None:
     """out is a view `shift` elements into a larger buffer (shift 1: no chunk is 64-byte
     aligned; 0 and 16: whole chunks of the first row are); 300 columns leave a partial
     last chunk (chunks of 64 fp32 / 128 fp16)."""
-    monkeypatch.setattr(builder, "last_level_cache_bytes", lambda: 4096)
     d = DataType.from_name(dtype)
     m, n = 12, 300
-    k = _add_kernel(d, m, n, 4, n)
-    assert "nontemporal = true" in k.mlir_text and "llvm.x86.sse.sfence" in k.mlir_text
+    k = _add_kernel(d, m, n, 4, n, llc_bytes=4096)
+    assert "nontemporal = true" in k.mlir_text
+    assert ("sfence" in k.mlir_text) == (Isa.default().arch == "x86_64")
     td = d.to_torch()
     x, y = torch.randn(m, n).to(td), torch.randn(m, n).to(td)
     backing = torch.full((m, n + 32), 7.0).to(td)
@@ -52,7 +55,6 @@ def test_nontemporal_stores_match_torch(monkeypatch, dtype: str, shift: int) -> 
     assert torch.all(backing[:, :shift] == 7) and torch.all(backing[:, shift + n:] == 7)
 
 
-def test_small_tensors_keep_cached_stores(monkeypatch) -> None:
-    monkeypatch.setattr(builder, "last_level_cache_bytes", lambda: 1 << 30)
-    k = _add_kernel(DataType.from_name("FP32"), 8, 64, 4, 64)
+def test_small_tensors_keep_cached_stores() -> None:
+    k = _add_kernel(DataType.from_name("FP32"), 8, 64, 4, 64, llc_bytes=1 << 30)
     assert "nontemporal" not in k.mlir_text and "sfence" not in k.mlir_text

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..target import Device
+from ..target import Device, Isa
 
 PLATFORMS = ("cpu",)
 
@@ -18,6 +18,9 @@ class RunConfig:
     platform: only ``"cpu"`` (the simulated chip) is implemented.
     device_id: which chip; the CPU platform has one (0).
     device / clusters: chip geometry override; give a whole `Device`, or just a cluster count.
+    isa: the instruction set kernels are generated for (a `plang.target.Isa` or a spec such as
+    ``"x86-64-v3"``); default ``$PLANG_ISA``, else the host's level. With `device=`, give it
+    there (`Device(isa=...)`).
     workers: host threads running core tasks (default: the device's cluster count).
     strategy, dump_passes, verify: forwarded to the pass manager (pipeline name, folder for
     per-pass IR dumps, property verification).
@@ -36,6 +39,7 @@ class RunConfig:
     device_id: int = 0
     device: Device | None = None
     clusters: int | None = None
+    isa: Isa | str | None = None
     workers: int | None = None
     strategy: str = "Default"
     dump_passes: str | None = None
@@ -54,8 +58,10 @@ class RunConfig:
         if self.device_id != 0:
             raise ValueError(f"RunConfig: the {self.platform!r} platform has one device (device_id=0), "
                              f"got device_id={self.device_id}")
-        if self.device is not None and self.clusters is not None:
-            raise ValueError("RunConfig: give either device= or clusters=, not both")
+        if self.device is not None and (self.clusters is not None or self.isa is not None):
+            raise ValueError("RunConfig: give either device= or clusters= / isa=, not both")
+        if self.isa is not None:
+            object.__setattr__(self, "isa", Isa.resolve(self.isa))
         if self.device is not None and not isinstance(self.device, Device):
             raise TypeError("RunConfig: device must be a plang.target.Device, "
                             f"got {type(self.device).__name__}")
@@ -72,8 +78,8 @@ class RunConfig:
         if self.device is not None:
             return self.device
         if self.clusters is not None:
-            return Device(clusters=self.clusters)
-        return Device()
+            return Device(clusters=self.clusters, isa=self.isa)
+        return Device(isa=self.isa)
 
     def worker_count(self) -> int:
         return self.workers if self.workers is not None else self.resolved_device().clusters

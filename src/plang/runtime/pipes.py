@@ -42,16 +42,14 @@ lane its own pipe id, e.g. ``2 * crossing + lane``).
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import torch
+
+from .. import native_build
 
 DEFAULT_SLOTS = 2
 STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "without a matching pop",
@@ -81,27 +79,9 @@ class PipeError(RuntimeError):
     """A pipe operation failed: timeout (deadlock), size mismatch or misuse."""
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("PLANG_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "plang")
-    return Path(root) / "runtime"
-
-
 def build_native(source_path: Path) -> str:
-    """Compile a C file of the runtime into a shared library (on first use, cached by
-    source hash under the plang cache directory); returns the library's path."""
-    source = source_path.read_bytes()
-    target = _cache_dir() / f"{source_path.stem}-{hashlib.sha256(source).hexdigest()[:16]}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
-        os.close(fd)
-        cmd = ["cc", "-O2", "-shared", "-fPIC", "-pthread", str(source_path), "-o", tmp]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            os.unlink(tmp)
-            raise RuntimeError(f"building {source_path.name} failed: {' '.join(cmd)}\n{result.stderr}")
-        os.replace(tmp, target)
-    return str(target)
+    """A C file of the runtime compiled into a shared library (cached by source hash)."""
+    return native_build.build(source_path, flags=("-pthread",))
 
 
 def library_path() -> str:

@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from ...dtypes import BF16, BOOL, FP16, FP32, INDEX, DataType
-from .host import last_level_cache_bytes
-from .mlir import arith, func, ir, llvm, memref, scf
+from . import isa
+from .mlir import arith, func, ir, memref, scf
 
 ALIGN = 64
-VECTOR_BYTES = 256
-"""Bytes of one logical vector chunk in elementwise loops (4 zmm registers of f32)."""
 
 
 def mlir_type(dtype: DataType) -> ir.Type:
@@ -45,10 +43,11 @@ def compute_dtype(dtype: DataType) -> DataType:
 
 
 def vector_width(dtype: DataType, cols: int) -> int:
-    """Lanes per chunk for a tile of `cols` columns: VECTOR_BYTES worth of the compute type,
-    shrunk to the next power of two >= cols for narrow tiles."""
-    lanes = VECTOR_BYTES // max(1, compute_dtype(dtype).itemsize)
-    lanes = min(lanes, 64)
+    """Lanes per chunk for a tile of `cols` columns: `isa.chunk_bytes()` worth of the compute
+    type, counting types narrower than 32 bits as 32 (so tiles of every dtype up to 32 bits
+    share one width and elementwise ops between them line up), shrunk to the next power of
+    two >= cols for narrow tiles."""
+    lanes = isa.chunk_bytes() // max(4, compute_dtype(dtype).itemsize)
     w = 1
     while w < cols and w < lanes:
         w *= 2
@@ -150,9 +149,9 @@ class KernelBuilder:
         """Whether stores into a DDR tensor of `nbytes` should be non-temporal: when it is at
         least 3/4 of the last-level cache (glibc's threshold for memcpy), it cannot stay
         cached for its readers anyway, and bypassing the cache saves reading every written
-        line first (add 4096^2 fp32: 23 -> 32 GB/s). `finish` then ends the kernel with an
-        `sfence`, so the weakly ordered stores are visible before the kernel returns."""
-        llc = last_level_cache_bytes()
+        line first (add 4096^2 fp32: 23 -> 32 GB/s). `finish` then ends the kernel with
+        `isa.store_fence`, so the weakly ordered stores are visible before the kernel returns."""
+        llc = isa.current().llc_bytes
         use = nbytes is not None and llc is not None and 4 * nbytes >= 3 * llc
         self.nontemporal = self.nontemporal or use
         return use
@@ -160,7 +159,7 @@ class KernelBuilder:
     def finish(self) -> ir.Module:
         with ir.InsertionPoint(self.entry):
             if self.nontemporal:
-                llvm.call_intrinsic(None, "llvm.x86.sse.sfence", [], [], [])
+                isa.store_fence()
             func.ReturnOp([])
         return self.module
 

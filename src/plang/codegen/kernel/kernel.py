@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from ... import ir as pir
 from ...dtypes import DataType
+from ...target import Device, Isa
 from .abi import (
     C_HEADER,
     ArgPacker,
@@ -126,24 +127,26 @@ def _runtime_pipe_api():
     return _PIPE_API[0]
 
 
-def compile_kernel(function: pir.Function, device: Any = None, *,
+def compile_kernel(function: pir.Function, device: Device | None = None, *,
                    external_source: str | None = None) -> Kernel:
-    """Compile a core function of lowered IR to native code (`device` is the target chip;
-    the CPU backend's code does not depend on its geometry)."""
+    """Compile a core function of lowered IR to native code for `device.isa` (default
+    `Isa.default()`); the CPU backend's code does not depend on the chip's geometry."""
     source = external_source or function.attrs.get("external_source")
     if source:
         return compile_external(function, source)
+    from . import isa as kernel_isa
     from . import mlir
     from .lower import build_module
 
-    what = f"kernel {function.name!r}"
-    with mlir.new_context(), mlir.ir.Location.unknown():
+    target = device.isa if device is not None else Isa.default()
+    what = f"kernel {function.name!r} ({target.spec()})"
+    with mlir.new_context(), mlir.ir.Location.unknown(), kernel_isa.using(target):
         module = build_module(function)
         text = str(module)
         mlir.verify(module, what)
-        mlir.lower_to_llvm(module, what)
-        native, engine = mlir.jit(module, function.name, what)
-    return Kernel(function.name, kernel_signature(function), native, text, engine=engine)
+        native, library = mlir.compile_native(module, function.name, what, target)
+    engine = None if library is not None else native.owner
+    return Kernel(function.name, kernel_signature(function), native, text, engine=engine, library=library)
 
 
 def load_kernel(path: str) -> Kernel:

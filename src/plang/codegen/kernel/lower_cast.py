@@ -14,6 +14,7 @@ saturation rules (the torch reference `torch_ref_lib.cast` states the same rules
 from __future__ import annotations
 
 from ...dtypes import BOOL, INT64, DataType
+from . import isa
 from .builder import mlir_type
 from .context import LowerContext, unsupported
 from .lower_elementwise import compare
@@ -56,13 +57,9 @@ def _from_i64(v: ir.Value, dst: DataType) -> ir.Value:
 
 def _float_to_int(x: ir.Value, dst: DataType, mode: str, saturate: bool) -> ir.Value:
     f64 = ir.F64Type.get()
-    x = arith.extf(_vt(x, f64), x) if x.type.element_type != f64 else x
-    if mode == "round":
-        r = math.round(x)
-    elif mode in ("floor", "ceil", "trunc"):
-        r = getattr(math, mode)(x)
-    else:
-        r = math.roundeven(x)
+    x = isa.extf(_vt(x, f64), x) if x.type.element_type != f64 else x
+    r = isa.round_integral(x, {"round": "away", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
+                           .get(mode, "even"))
     i64 = _vt(r, ir.IntegerType.get_signless(64))
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, r, r)
     zero = splat(r.type, 0.0)
@@ -97,10 +94,10 @@ def _step(r: ir.Value, away: ir.Value, cond: ir.Value) -> ir.Value:
 def _narrow_float(x: ir.Value, dst: DataType, mode: str) -> ir.Value:
     """x (f32 or f64) narrowed to float `dst` with a directed rounding mode."""
     t = _vt(x, mlir_type(dst))
-    r = arith.truncf(t, x) if x.type.element_type.width > t.element_type.width else x
+    r = isa.truncf(t, x) if x.type.element_type.width > t.element_type.width else x
     if mode in ("none", "rint", "round") or r is x:
         return r
-    back = arith.extf(x.type, r)
+    back = isa.extf(x.type, r)
     inf = splat(x.type, float("inf"))
     finite = arith.cmpf(arith.CmpFPredicate.OLT, math.absf(x), inf)
     pos = arith.cmpf(arith.CmpFPredicate.OGT, x, splat(x.type, 0.0))
@@ -118,7 +115,7 @@ def _narrow_float(x: ir.Value, dst: DataType, mode: str) -> ir.Value:
     out = arith.select(arith.andi(fix, is_zero), tiny, out)
     if mode == "odd":
         it = _vt(out, ir.IntegerType.get_signless(out.type.element_type.width))
-        inexact = arith.andi(finite, arith.cmpf(arith.CmpFPredicate.UNE, arith.extf(x.type, out), x))
+        inexact = arith.andi(finite, arith.cmpf(arith.CmpFPredicate.UNE, isa.extf(x.type, out), x))
         even = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(arith.bitcast(it, out), splat(it, 1)),
                           splat(it, 0))
         nonzero = arith.cmpf(arith.CmpFPredicate.UNE, out, splat(out.type, 0.0))
@@ -139,9 +136,9 @@ def _to_float(x: ir.Value, src: DataType, dst: DataType, mode: str, saturate: bo
         w = _to_i64(x, src)
         x = (arith.sitofp if src.signed and src is not BOOL else arith.uitofp)(_vt(w, f64), w)
     elif src.bits < dst.bits:
-        return arith.extf(_vt(x, mlir_type(dst)), x)
+        return isa.extf(_vt(x, mlir_type(dst)), x)
     elif src.bits == dst.bits and src is not dst:  # FP16 <-> BF16 goes through f32 exactly
-        x = arith.extf(_vt(x, ir.F32Type.get()), x)
+        x = isa.extf(_vt(x, ir.F32Type.get()), x)
     out = _narrow_float(x, dst, mode)
     if saturate:
         big = splat(out.type, _MAX_FINITE[dst.name])

@@ -11,10 +11,13 @@ linearly), reading B's chunks straight from DDR when B is a deferred `tile.load`
 copy):
 
 * FP32: packed as is, except that a B already in a tile buffer is read in place.
-* BF16: packed pair-interleaved along k and the block uses `x86.avx512.dot` (two k steps
-  per instruction, FP32 accumulation).
+* BF16 where the target has the pair dot product (`isa.bf16_dot`, AVX512-BF16): packed
+  pair-interleaved along k, two k steps per instruction, FP32 accumulation; elsewhere as FP16.
 * FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A
   elements are converted as they are broadcast.
+
+The block shape MR × NR comes from the target (`isa.matmul_block`: 6 × 64 with 32 zmm
+registers, 6 × 16 with 16 ymm).
 
 `init_cond` (matmul_acc / gemv_acc) selects, at run time, whether the block starts from
 zero or from the incoming accumulator.
@@ -23,16 +26,16 @@ zero or from the incoming accumulator.
 from __future__ import annotations
 
 from ...dtypes import BF16, BOOL, FP16, FP32, INT8, INT32, DataType
+from . import isa
 from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import LowerContext, unsupported
 from .lower_scalar import convert, lower_scalar
-from .mlir import arith, ir, memref, scf, vector, x86
+from .mlir import arith, ir, memref, scf, vector
 from .vector_math import splat
 from .vectors import LazyTile, read_chunk
 
 ACCUMULATING = ("tile.matmul_acc", "tile.gemv_acc")
 LANES = 16
-MR = 6
 _ACC = {FP32: FP32, FP16: FP32, BF16: FP32, INT8: INT32}
 
 
@@ -50,24 +53,26 @@ class _Operands:
     type, or for BF16 interleaved in k pairs."""
 
     def __init__(self, kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, acc_elem: ir.Type,
-                 out_pitch: int) -> None:
-        self.kb, self.a, self.b, self.acc_elem = kb, a, b, acc_elem
-        self.dot = a.dtype is BF16 and a.cols % 2 == 0 and a.pitch % 2 == 0
+                 out_pitch: int, nr: int) -> None:
+        self.kb, self.a, self.b, self.acc_elem, self.nr = kb, a, b, acc_elem, nr
+        self.dot = isa.current().bf16_dot and a.dtype is BF16 and a.cols % 2 == 0 and a.pitch % 2 == 0 \
+            and b.width == nr
         self.is_int = a.dtype is INT8
         self.K = a.cols
         # BF16 B is packed by the first row block of each panel as it computes (its B
         # reads overlap the dot products) when the panels are the B chunks themselves
-        self.pack_inline = self.dot and b.pitch == out_pitch and b.width == min(64, out_pitch)
+        self.pack_inline = self.dot and b.pitch == out_pitch
         if a.dtype is FP32 and isinstance(b, TileBuf):
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
         elif self.pack_inline:
             buf = kb.alloc_scratch(mlir_type(b.dtype), self.K * b.pitch)
             self.b_buf, self.panel, self.row = buf, self.K, b.width
         else:
-            self.b_buf, self.panel, self.row = self._pack_b(b), self.K, b.width
+            self.b_buf, self.panel, self.row = self._pack_b(b), self.K, b.width if self.dot else nr
 
     def _pack_b(self, b: TileBuf | LazyTile) -> ir.Value:
-        kb, w = self.kb, b.width
+        """B packed into panels `nr` columns wide (a B chunk of width w fills w / nr panels)."""
+        kb, w, nr = self.kb, b.width, self.nr
         elem = mlir_type(b.dtype) if self.dot else self.acc_elem
         buf = kb.alloc_scratch(elem, self.K * b.pitch)
         with kb.loop(0, self.K // 2 if self.dot else self.K) as lk:
@@ -79,15 +84,18 @@ class _Operands:
                     k0 = arith.muli(k, kb.idx(2))
                     v = vector.interleave(read_chunk(kb, b, k0, c),
                                           read_chunk(kb, b, arith.addi(k0, kb.idx(1)), c))
-                    off = arith.addi(base, arith.muli(k, kb.idx(2 * w)))
+                    vector.store(v, buf, [arith.addi(base, arith.muli(k, kb.idx(2 * w)))])
                 else:
                     v = read_chunk(kb, b, k, c)
                     if self.is_int:
                         v = arith.extsi(_vt(elem, w), v)
                     elif b.dtype is not FP32:
-                        v = arith.extf(_vt(elem, w), v)
-                    off = arith.addi(base, arith.muli(k, kb.idx(w)))
-                vector.store(v, buf, [off])
+                        v = isa.extf(_vt(elem, w), v)
+                    for j in range(0, w, nr):  # one panel per nr columns of the chunk
+                        part = v if nr == w else vector.extract_strided_slice(_vt(elem, nr), v, [j], [nr],
+                                                                              [1])
+                        off = arith.addi(arith.addi(base, kb.idx(j * self.K)), arith.muli(k, kb.idx(nr)))
+                        vector.store(part, buf, [off])
         return buf
 
     def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
@@ -97,7 +105,7 @@ class _Operands:
         if self.is_int:
             e = arith.extsi(self.acc_elem, e)
         elif a.dtype is not FP32:
-            e = arith.extf(self.acc_elem, e)
+            e = isa.extf(self.acc_elem, e)
         return vector.broadcast(_vt(self.acc_elem), e)
 
     def a_pair(self, row: ir.Value, kp: ir.Value) -> ir.Value:
@@ -136,7 +144,7 @@ class _Operands:
     def fma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
         if self.is_int:
             return arith.addi(acc, arith.muli(a, b))
-        return vector.fma(a, b, acc)
+        return isa.multiply_add(a, b, acc)
 
 
 def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir.Value,
@@ -156,7 +164,7 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
             new = []
             for r in rows:
                 ap = ops.a_pair(r, kp)
-                new += [x86.avx512_dot(next(it), ap, bj) for bj in bs]
+                new += [isa.bf16_dot(next(it), ap, bj) for bj in bs]
             scf.yield_(new)
     else:
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K), kb.idx(1), accs)
@@ -179,8 +187,9 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
 def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileBuf, init_from) -> None:
     """out = init + a @ b. `init_from(row, col)` gives a block's starting accumulator."""
     acc_elem = out.buf.type.element_type
-    ops = _Operands(kb, a, b, acc_elem, out.pitch)
-    nr = min(64, out.pitch) if out.pitch >= LANES else out.pitch
+    MR, nr = isa.matmul_block()
+    nr = min(nr, out.pitch)
+    ops = _Operands(kb, a, b, acc_elem, out.pitch, nr)
     if out.pitch % LANES or nr % LANES:
         raise AssertionError("matmul output pitch must be a multiple of 16 lanes")
     if ops.row != nr and ops.panel != 1:

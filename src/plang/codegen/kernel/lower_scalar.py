@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ... import ir as pir
 from ...dtypes import BOOL, INDEX, DataType
+from . import isa
 from .builder import compute_dtype, mlir_type
 from .mlir import arith, ir, math
 
@@ -35,8 +36,8 @@ def convert(v: ir.Value, src: DataType, dst: DataType) -> ir.Value:
         return (arith.cmpf(arith.CmpFPredicate.UNE, v, zero) if src.is_float
                 else arith.cmpi(arith.CmpIPredicate.ne, v, zero))
     if src.is_float and dst.is_float:
-        return (arith.extf(t, v) if dst.bits > src.bits else arith.truncf(t, v)) if src.bits != dst.bits \
-            else arith.truncf(t, arith.extf(ir.F32Type.get(), v))
+        return (isa.extf(t, v) if dst.bits > src.bits else isa.truncf(t, v)) if src.bits != dst.bits \
+            else isa.truncf(t, isa.extf(ir.F32Type.get(), v))
     if src.is_float:
         if dst is INDEX:
             return arith.index_cast(t, arith.fptosi(ir.IntegerType.get_signless(64), v))
@@ -76,8 +77,8 @@ def _binop(lc: LowerContext, e: pir.BinaryExpr) -> tuple[ir.Value, DataType]:
     if d.is_float:
         fn = {"Add": arith.addf, "Sub": arith.subf, "Mul": arith.mulf, "Div": arith.divf,
               "Min": arith.minimumf, "Max": arith.maximumf, "Pow": math.powf,
-              "FloorDiv": lambda x, y: math.floor(arith.divf(x, y)),
-              "FloorMod": lambda x, y: arith.subf(x, arith.mulf(math.floor(arith.divf(x, y)), y))}[name]
+              "FloorDiv": lambda x, y: isa.floor(arith.divf(x, y)),
+              "FloorMod": lambda x, y: arith.subf(x, arith.mulf(isa.floor(arith.divf(x, y)), y))}[name]
         return fn(a, b), d
     s = d.signed
     fn = {"Add": arith.addi, "Sub": arith.subi, "Mul": arith.muli,

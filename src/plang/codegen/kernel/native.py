@@ -14,9 +14,14 @@ import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+
+from ... import native_build
 
 __all__ = ["KernelCompileError", "NativeFunction", "packed_symbol", "link_shared_object",
-           "load_shared_object", "atomic_target"]
+           "load_shared_object", "atomic_target", "helper_library", "helper_object"]
+
+_HELPERS = Path(__file__).parent / "native_src" / "conversions.c"
 
 
 class KernelCompileError(RuntimeError):
@@ -53,11 +58,31 @@ def atomic_target(path: str) -> str:
     return tmp
 
 
+def helper_library() -> str:
+    """The shared library of the helpers kernels may call (FP16 / BF16 conversions that LLVM
+    emits as calls on targets without the instructions); every JIT session loads it."""
+    return _build_helpers(shared=True)
+
+
+def helper_object() -> str:
+    """The same helpers as a hidden-visibility object, linked into every persisted kernel."""
+    return _build_helpers(shared=False)
+
+
+def _build_helpers(shared: bool) -> str:
+    try:
+        return native_build.build(_HELPERS, shared=shared, flags=() if shared else ("-fvisibility=hidden",))
+    except RuntimeError as e:
+        raise KernelCompileError(str(e)) from None
+
+
 def link_shared_object(objects: list[str], path: str, what: str, extra_flags: tuple[str, ...] = ()) -> None:
-    """Link object files into `path` with the system `cc -shared`, atomically."""
+    """Link object files (and the kernel helpers) into `path` with `cc -shared`, atomically."""
     tmp = atomic_target(path)
     try:
-        cmd = ["cc", "-shared", "-o", tmp, *objects, *extra_flags, "-lm"]
+        # -Bsymbolic: the library's calls of its own functions bind inside it (a kernel named
+        # `exp` must not resolve to libm's)
+        cmd = ["cc", "-shared", "-Wl,-Bsymbolic", "-o", tmp, *objects, helper_object(), *extra_flags, "-lm"]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise KernelCompileError(f"{what}: linking {path} failed: {res.stderr.strip()}")

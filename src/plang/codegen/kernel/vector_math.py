@@ -3,23 +3,22 @@
 `exp` and `log` are Cephes-style: range reduction, a short polynomial evaluated with fma,
 and exponent-bit arithmetic. Measured bounds (tests/codegen/test_kernel_vector_math.py):
 relative error <= 4e-7 for exp on [-87, 88] and for log on normal positive inputs.
-Edge behaviour: exp(x) is +inf above 88.72 and NaN for NaN. With AVX-512, exp applies its
-power of two with ldexp (one `vscalefps`): denormal results are rounded correctly, down to 0
-below about -103.3; otherwise (exponent-bit arithmetic) exp(x) is 0 below -88.376, with
-denormal results above that. log(0) = -inf, log(x < 0) = NaN,
+Edge behaviour, the same at every ISA level: exp(x) is +inf above 88.72 and NaN for NaN;
+its power of two is applied by `isa.scale_by_pow2` (one `vscalefps` on AVX-512, two exact
+multiplies elsewhere), so denormal results are rounded correctly, down to 0 below about
+-103.97. log(0) = -inf, log(x < 0) = NaN,
 log(+inf) = +inf, denormal inputs are treated as the smallest normal. `rsqrt` / `sqrt` use
 the vector square-root instruction. `tanh` / `sigmoid` build on exp (measured in
 tests/codegen/test_kernel_activation.py: relative error <= 1.5e-7 / 1.9e-7 for normal results)."""
 
 from __future__ import annotations
 
-from .host import cpu_flags
-from .mlir import arith, ir, llvm, math, vector, x86
+from . import isa
+from .isa import splat
+from .mlir import arith, ir, math
 
-_EXP_HI = 88.72283935546875
-_EXP_LO = -88.37626266479492
-_EXP_LDEXP_HI = 89.0  # exp overflows to inf from 88.73 on
-_EXP_LDEXP_LO = -104.0  # exp rounds to 0 from about -103.97 on
+_EXP_HI = 89.0  # exp overflows to inf from 88.73 on
+_EXP_LO = -104.0  # exp rounds to 0 from about -103.97 on
 _LOG2E = 1.44269504088896341
 _LN2_HI = 0.693359375
 _LN2_LO = -2.12194440e-4
@@ -36,18 +35,6 @@ _TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422
               -3.33332819422e-1)
 
 
-def splat(t: ir.Type, value) -> ir.Value:
-    """A constant of type `t` (scalar or vector) with every element `value`."""
-    elem = t.element_type if isinstance(t, ir.VectorType) else t
-    if isinstance(elem, ir.IntegerType):
-        attr = ir.IntegerAttr.get(elem, int(value))
-    else:
-        attr = ir.FloatAttr.get(elem, float(value))
-    if isinstance(t, ir.VectorType):
-        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr))
-    return arith.constant(t, attr)
-
-
 def _int_type_like(x: ir.Value) -> ir.Type:
     t = x.type
     i32 = ir.IntegerType.get_signless(32)
@@ -58,66 +45,19 @@ def _horner(x: ir.Value, coeffs) -> ir.Value:
     t = x.type
     p = splat(t, coeffs[0])
     for c in coeffs[1:]:
-        p = math.fma(p, x, splat(t, c))
+        p = isa.fma(p, x, splat(t, c))
     return p
 
 
 def exp(x: ir.Value) -> ir.Value:
     t = x.type
-    use_ldexp = _ldexp_is_one_instruction(t)
-    lo, hi = (_EXP_LDEXP_LO, _EXP_LDEXP_HI) if use_ldexp else (_EXP_LO, _EXP_HI)
-    underflow = arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, lo))
     # clamp with compare + select (one vmaxps / vminps each; NaN passes through)
-    x = arith.select(underflow, splat(t, lo), x)
-    x = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, splat(t, hi)), splat(t, hi), x)
-    fx = math.floor(math.fma(x, splat(t, _LOG2E), splat(t, 0.5)))
-    r = math.fma(fx, splat(t, -_LN2_HI), x)
-    r = math.fma(fx, splat(t, -_LN2_LO), r)
-    y = _horner(r, _EXP_POLY)
-    if use_ldexp and isinstance(t, ir.VectorType) and t.shape[0] % 16 == 0:
-        return _scalef(y, fx)
-    it = _int_type_like(x)
-    n = arith.fptosi(it, fx)
-    if use_ldexp:
-        # LLVM lowers ldexp to `vscalefps` with AVX-512 (after converting n back to float):
-        # it rounds denormal results correctly, gives 0 / inf past the range, keeps NaN.
-        return llvm.call_intrinsic(t, f"llvm.ldexp.{_llvm_suffix(t)}.{_llvm_suffix(it)}", [y, n], [], [])
-    # 2**fx in two halves so fx = 128 (x near the top of the range) does not overflow early.
-    half = arith.shrsi(n, splat(it, 1))
-    rest = arith.subi(n, half)
-    s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
-    s2 = arith.bitcast(t, arith.shli(arith.addi(rest, splat(it, 127)), splat(it, 23)))
-    return arith.select(underflow, splat(t, 0.0), arith.mulf(arith.mulf(y, s1), s2))
-
-
-def _scalef(y: ir.Value, fx: ir.Value) -> ir.Value:
-    """y * 2**fx (fx integral, as f32) with one `vscalefps` per 512-bit register: ldexp
-    without the float -> int -> float round trip."""
-    part = ir.VectorType.get([16], y.type.element_type)
-    all_lanes = arith.constant(ir.IntegerType.get_signless(16), -1)
-    current_rounding = arith.constant(ir.IntegerType.get_signless(32), 4)
-    out = y
-    for i in range(0, y.type.shape[0], 16):
-        yi, ni = (vector.extract_strided_slice(part, v, [i], [16], [1]) for v in (y, fx))
-        # The x86 dialect hands its operands (src, a, b, k, rounding) to the LLVM intrinsic
-        # in the intrinsic's order (a, b, passthrough, k, rounding): this is scalef(yi, ni);
-        # the all-ones mask leaves the passthrough unused.
-        scaled = x86.avx512_mask_scalef(yi, ni, yi, all_lanes, current_rounding)
-        out = vector.insert_strided_slice(scaled, out, [i], [1])
-    return out
-
-
-def _llvm_suffix(t: ir.Type) -> str:
-    """The overloaded-intrinsic name part of a type: f32, i32, v64f32, ..."""
-    if isinstance(t, ir.VectorType):
-        return f"v{t.shape[0]}{_llvm_suffix(t.element_type)}"
-    return f"i{t.width}" if isinstance(t, ir.IntegerType) else "f32"
-
-
-def _ldexp_is_one_instruction(t: ir.Type) -> bool:
-    """f32 (vector) ldexp is one `vscalefps` on AVX-512 hosts."""
-    elem = t.element_type if isinstance(t, ir.VectorType) else t
-    return isinstance(elem, ir.F32Type) and "avx512f" in cpu_flags()
+    x = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, _EXP_LO)), splat(t, _EXP_LO), x)
+    x = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, splat(t, _EXP_HI)), splat(t, _EXP_HI), x)
+    fx = isa.floor(isa.fma(x, splat(t, _LOG2E), splat(t, 0.5)))
+    r = isa.fma(fx, splat(t, -_LN2_HI), x)
+    r = isa.fma(fx, splat(t, -_LN2_LO), r)
+    return isa.scale_by_pow2(_horner(r, _EXP_POLY), fx)
 
 
 def log(x: ir.Value) -> ir.Value:
@@ -133,9 +73,9 @@ def log(x: ir.Value) -> ir.Value:
     r = arith.select(small, arith.subf(arith.addf(m, m), one), arith.subf(m, one))
     z = arith.mulf(r, r)
     y = arith.mulf(arith.mulf(_horner(r, _LOG_POLY), r), z)
-    y = math.fma(ef, splat(t, _LN2_LO), y)
-    y = math.fma(z, splat(t, -0.5), y)
-    res = math.fma(ef, splat(t, _LN2_HI), arith.addf(r, y))
+    y = isa.fma(ef, splat(t, _LN2_LO), y)
+    y = isa.fma(z, splat(t, -0.5), y)
+    res = isa.fma(ef, splat(t, _LN2_HI), arith.addf(r, y))
     zero = splat(t, 0.0)
     res = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, zero), splat(t, float("-inf")), res)
     res = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, splat(t, float("inf"))), x, res)
@@ -150,7 +90,7 @@ def tanh(x: ir.Value) -> ir.Value:
     t = x.type
     a = math.absf(x)
     z = arith.mulf(a, a)
-    small = math.fma(arith.mulf(_horner(z, _TANH_POLY), z), a, a)
+    small = isa.fma(arith.mulf(_horner(z, _TANH_POLY), z), a, a)
     one = splat(t, 1.0)
     large = arith.subf(one, arith.divf(splat(t, 2.0), arith.addf(exp(arith.addf(a, a)), one)))
     res = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, splat(t, 0.625)), small, large)

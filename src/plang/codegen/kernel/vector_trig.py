@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy
 
+from . import isa
 from .mlir import arith, ir, math, scf, vector
 from .vector_math import splat
 
@@ -65,21 +66,21 @@ _PIO2 = _f32_split(_PI / 2, 3)
 def _horner(x: ir.Value, coeffs) -> ir.Value:
     p = splat(x.type, coeffs[0])
     for c in coeffs[1:]:
-        p = math.fma(p, x, splat(x.type, c))
+        p = isa.fma(p, x, splat(x.type, c))
     return p
 
 
 def _fast_reduce(x: ir.Value) -> tuple[ir.Value, ir.Value]:
     t = x.type
-    q = math.floor(math.fma(x, splat(t, _TWO_OVER_PI), splat(t, 0.5)))
+    q = isa.floor(isa.fma(x, splat(t, _TWO_OVER_PI), splat(t, 0.5)))
     r = x
     for part in _PIO2:
-        r = math.fma(q, splat(t, -part), r)
+        r = isa.fma(q, splat(t, -part), r)
     return q, r
 
 
 def _mod4(y: ir.Value) -> ir.Value:
-    return math.fma(math.floor(arith.mulf(y, splat(y.type, 0.25))), splat(y.type, -4.0), y)
+    return isa.fma(isa.floor(arith.mulf(y, splat(y.type, 0.25))), splat(y.type, -4.0), y)
 
 
 def _full_reduce(x: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -89,7 +90,7 @@ def _full_reduce(x: ir.Value) -> tuple[ir.Value, ir.Value]:
     y = splat(f64, 0.0)
     for part in _TWO_OVER_PI_PARTS:  # every term and partial sum stays in [0, 4): exact-ish
         y = _mod4(arith.addf(y, _mod4(arith.mulf(xd, splat(f64, part)))))
-    q = math.floor(arith.addf(y, splat(f64, 0.5)))
+    q = isa.floor(arith.addf(y, splat(f64, 0.5)))
     r = arith.mulf(arith.subf(y, q), splat(f64, float(_PI / 2)))
     return arith.truncf(t, q), arith.truncf(t, r)
 
@@ -112,8 +113,8 @@ def _sin_cos_of_quadrant(q: ir.Value, r: ir.Value, shift: int) -> ir.Value:
     """sin(q * pi/2 + r + shift * pi/2) from the reduced argument."""
     t = r.type
     z = arith.mulf(r, r)
-    sin_r = math.fma(arith.mulf(_horner(z, _SIN_POLY), z), r, r)
-    cos_r = math.fma(arith.mulf(_horner(z, _COS_POLY), z), z, math.fma(z, splat(t, -0.5), splat(t, 1.0)))
+    sin_r = isa.fma(arith.mulf(_horner(z, _SIN_POLY), z), r, r)
+    cos_r = isa.fma(arith.mulf(_horner(z, _COS_POLY), z), z, isa.fma(z, splat(t, -0.5), splat(t, 1.0)))
     quadrant = _mod4(arith.addf(q, splat(t, float(shift))))
     odd = arith.ori(arith.cmpf(arith.CmpFPredicate.OEQ, quadrant, splat(t, 1.0)),
                     arith.cmpf(arith.CmpFPredicate.OEQ, quadrant, splat(t, 3.0)))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ...dtypes import BF16, FP16, FP32, DataType
+from . import isa
 from .builder import KernelBuilder, TileBuf, geometry, mlir_type
 from .mlir import arith, ir, memref, scf, vector
 
@@ -19,7 +20,7 @@ def to_compute(v: ir.Value, dtype: DataType) -> ir.Value:
     """Widen FP16 / BF16 values (scalar or vector) to FP32; others pass through."""
     if dtype in (FP16, BF16):
         t = vtype(v.type.shape[0], FP32) if isinstance(v.type, ir.VectorType) else mlir_type(FP32)
-        return arith.extf(t, v)
+        return isa.extf(t, v)
     return v
 
 
@@ -27,7 +28,7 @@ def to_storage(v: ir.Value, dtype: DataType) -> ir.Value:
     """Round an FP32 compute value back to FP16 / BF16 (round to nearest even)."""
     if dtype in (FP16, BF16):
         t = vtype(v.type.shape[0], dtype) if isinstance(v.type, ir.VectorType) else mlir_type(dtype)
-        return arith.truncf(t, v)
+        return isa.truncf(t, v)
     return v
 
 

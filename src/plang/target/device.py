@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from .ir.enums import MemorySpace
+from ..ir.enums import MemorySpace
+from .isa import Isa
 
 KIB = 1024
 
@@ -27,17 +28,21 @@ DEFAULT_CAPACITIES: Mapping[MemorySpace, int] = MappingProxyType({
 
 @dataclass(frozen=True)
 class Device:
-    """Chip geometry. `clusters` defaults to the host's CPU count."""
+    """Chip geometry. `clusters` defaults to the host's CPU count; `isa` is the instruction
+    set its cores' kernels are generated for (an `Isa` or a spec such as ``"x86-64-v3"``;
+    default `Isa.default()`: ``$PLANG_ISA``, else the host's level)."""
 
     clusters: int = field(default_factory=lambda: os.cpu_count() or 1)
     aic_per_cluster: int = 1
     aiv_per_cluster: int = 2
     capacities: Mapping[MemorySpace, int] = field(default_factory=dict)
+    isa: Isa | str | None = None
 
     def __post_init__(self) -> None:
         if self.clusters < 1:
             raise ValueError(f"Device needs at least one core group, got clusters={self.clusters}")
         object.__setattr__(self, "capacities", MappingProxyType({**DEFAULT_CAPACITIES, **self.capacities}))
+        object.__setattr__(self, "isa", Isa.resolve(self.isa))
 
     def capacity(self, space: MemorySpace) -> int:
         """Bytes available in one core's `space` buffer (DDR is unbounded: raises KeyError)."""
@@ -57,4 +62,4 @@ class Device:
     def key(self) -> tuple:
         """A hashable description for cache keys."""
         return (self.clusters, self.aic_per_cluster, self.aiv_per_cluster,
-                tuple(sorted((k.value, v) for k, v in self.capacities.items())))
+                tuple(sorted((k.value, v) for k, v in self.capacities.items())), self.isa.key())

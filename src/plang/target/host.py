@@ -1,19 +1,29 @@
-"""Facts about the host CPU, which the JIT targets: feature flags and the last-level cache
-size (read once from /proc and /sys; empty / None where the system does not say)."""
+"""Facts about the host CPU, read once: architecture, feature flags, last-level cache size.
+
+This is the only module that reads `/proc/cpuinfo` and `/sys`; everything else asks the
+kernel target (`plang.target.Isa`), which is built from these facts.
+"""
 
 from __future__ import annotations
 
 import functools
 import glob
+import platform
+
+
+def machine() -> str:
+    """`x86_64` or `aarch64` (`arm64` on macOS reads as `aarch64`)."""
+    m = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
 
 
 @functools.cache
 def cpu_flags() -> frozenset:
-    """The CPU feature flags (`avx512f`, ...)."""
+    """The CPU feature flags as the kernel names them (`avx512f`, `asimd`, ...)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("flags"):
+                if line.startswith(("flags", "Features")):
                     return frozenset(line.split(":", 1)[1].split())
     except OSError:
         pass

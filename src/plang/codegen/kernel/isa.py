@@ -245,6 +245,19 @@ def _f16_to_f32(v: ir.Value) -> ir.Value:
     return arith.bitcast(f32, arith.ori(o, sign))
 
 
+def branch_type(t: ir.Type) -> ir.Type:
+    """The type a value of type `t` takes through `scf.if` / loop joins: BF16 travels as i16
+    where the target has no BF16 arithmetic (LLVM would convert a BF16 phi through f32)."""
+    if isinstance(_elem(t), ir.BF16Type) and not current().bf16_conversions:
+        return _like(t, _i(16))
+    return t
+
+
+def to_branch(t: ir.Type, v: ir.Value) -> ir.Value:
+    """`v` reinterpreted as type `t` (a no-op when it already has it)."""
+    return v if v.type == t else arith.bitcast(t, v)
+
+
 # -- memory and blocking ----------------------------------------------------------------
 def store_fence() -> None:
     """Order a kernel's non-temporal stores before it returns."""

@@ -13,8 +13,8 @@ copy):
 * FP32: packed as is, except that a B already in a tile buffer is read in place.
 * BF16 where the target has the pair dot product (`isa.bf16_dot`, AVX512-BF16): packed
   pair-interleaved along k, two k steps per instruction, FP32 accumulation; elsewhere as FP16.
-* FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A
-  elements are converted as they are broadcast.
+* FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A is
+  converted once into a scratch buffer.
 
 The block shape MR × NR comes from the target (`isa.matmul_block`: 6 × 64 with 32 zmm
 registers, 6 × 16 with 16 ymm).
@@ -62,6 +62,7 @@ class _Operands:
         # BF16 B is packed by the first row block of each panel as it computes (its B
         # reads overlap the dot products) when the panels are the B chunks themselves
         self.pack_inline = self.dot and b.pitch == out_pitch
+        self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
         if a.dtype is FP32 and isinstance(b, TileBuf):
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
         elif self.pack_inline:
@@ -69,6 +70,18 @@ class _Operands:
             self.b_buf, self.panel, self.row = buf, self.K, b.width
         else:
             self.b_buf, self.panel, self.row = self._pack_b(b), self.K, b.width if self.dot else nr
+
+    def _convert_a(self) -> ir.Value:
+        """A converted to the accumulator type once (vector conversions), so the k loop
+        broadcasts plain loads instead of converting one element per block and k."""
+        kb, a = self.kb, self.a
+        buf = kb.alloc_scratch(self.acc_elem, a.rows * a.pitch)
+        with kb.loop(0, a.rows * a.pitch, a.width) as lc:
+            i = lc.induction_variable
+            v = vector.load(_vt(a.buf.type.element_type, a.width), a.buf, [i])
+            wide = _vt(self.acc_elem, a.width)
+            vector.store(arith.extsi(wide, v) if self.is_int else isa.extf(wide, v), buf, [i])
+        return buf
 
     def _pack_b(self, b: TileBuf | LazyTile) -> ir.Value:
         """B packed into panels `nr` columns wide (a B chunk of width w fills w / nr panels)."""
@@ -101,11 +114,7 @@ class _Operands:
     def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
         """A[row, k] broadcast to a vector of accumulator lanes (converted)."""
         a = self.a
-        e = memref.load(a.buf, [arith.addi(arith.muli(row, self.kb.idx(a.pitch)), k)])
-        if self.is_int:
-            e = arith.extsi(self.acc_elem, e)
-        elif a.dtype is not FP32:
-            e = isa.extf(self.acc_elem, e)
+        e = memref.load(self.a_buf, [arith.addi(arith.muli(row, self.kb.idx(a.pitch)), k)])
         return vector.broadcast(_vt(self.acc_elem), e)
 
     def a_pair(self, row: ir.Value, kp: ir.Value) -> ir.Value:

@@ -59,14 +59,17 @@ def _whole(kb: KernelBuilder, lanes: ir.Value, width: int, results: list) -> scf
 def read_chunk_masked(kb: KernelBuilder, vt: ir.VectorType, source: ir.Value, index: list[ir.Value],
                       permutation: ir.AffineMapAttr, pad: ir.Value, lanes: ir.Value) -> ir.Value:
     """The `vt` chunk of `source` at `index` whose first `lanes` lanes are read (the rest
-    are `pad`; `lanes` <= 0 reads nothing)."""
-    op = _whole(kb, lanes, vt.shape[0], [vt])
+    are `pad`; `lanes` <= 0 reads nothing). 16-bit float chunks cross the branch as i16
+    (`isa.branch_type`): LLVM would otherwise convert a BF16 vector at the join."""
+    carried = isa.branch_type(vt)
+    op = _whole(kb, lanes, vt.shape[0], [carried])
     with ir.InsertionPoint(op.then_block):
-        scf.yield_([vector.load(vt, source, index)])
+        scf.yield_([isa.to_branch(carried, vector.load(vt, source, index))])
     with ir.InsertionPoint(op.else_block):
         mask = _lanes_mask(vt.shape[0], lanes)
-        scf.yield_([vector.transfer_read(vt, source, index, permutation, pad, [True], mask=mask)])
-    return op.result
+        scf.yield_([isa.to_branch(carried, vector.transfer_read(vt, source, index, permutation, pad, [True],
+                                                                mask=mask))])
+    return isa.to_branch(vt, op.result)
 
 
 def write_chunk_masked(kb: KernelBuilder, v: ir.Value, dest: ir.Value, index: list[ir.Value],

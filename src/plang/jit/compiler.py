@@ -65,6 +65,13 @@ def source_key(entry: JITFunction) -> tuple:
                  for fn in collect_functions(entry))
 
 
+def _start_compile_workers() -> None:
+    """Start the kernel compile workers now: their start-up overlaps parsing and the passes."""
+    from ..codegen.kernel.compile_workers import prestart
+
+    prestart()
+
+
 def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
     """The disk-cached program for `key`, else specialize, lower and generate code."""
     from .build import build_compiled_program, restore_compiled_program
@@ -75,6 +82,7 @@ def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
             COUNTERS["disk_hits"] += 1
             return restored
     COUNTERS["compiles"] += 1
+    _start_compile_workers()
     spec, program = _specialize_and_parse(entry, binding)
     lowered = lower_program(program, config)
     return build_compiled_program(program, lowered, config, entry=entry.name, returns=spec.returns,
@@ -95,6 +103,7 @@ def compile_program(program, config=None, entry: str | None = None):
     if not isinstance(program, Program):
         raise TypeError(f"pl.compile takes an ir.Program or ir.Function, got {type(program).__name__}")
     config = _config(config)
+    _start_compile_workers()
     lowered = lower_program(program, config)
     return build_compiled_program(program, lowered, config, entry=entry or "", returns=ReturnPlan(-1, ()),
                                   key=None)

@@ -32,10 +32,10 @@ def _hold_peers_to(level: str) -> None:
     v3 = level == "x86-64-v3"
     aten, onednn, openblas = ("avx2", "AVX2", "Haswell") if v3 else ("default", "SSE41", "Nehalem")
     os.environ.update(ATEN_CPU_CAPABILITY=aten, ONEDNN_MAX_CPU_ISA=onednn, OPENBLAS_CORETYPE=openblas)
-    lacking = ("AVX512",) if v3 else ("AVX512", "AVX", "FMA", "F16C")
-    from numpy._core._multiarray_umath import __cpu_dispatch__  # the features numpy dispatches on
-
-    os.environ["NPY_DISABLE_CPU_FEATURES"] = " ".join(f for f in __cpu_dispatch__ if f.startswith(lacking))
+    # numpy's dispatch targets above the level (numpy 2 names X86_V4 / AVX512_*, numpy 1 names
+    # AVX512F / AVX2 ...; unknown names are ignored); numpy's own baseline is x86-64-v2
+    above_v3 = "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL"
+    os.environ["NPY_DISABLE_CPU_FEATURES"] = above_v3 if v3 else f"X86_V3 AVX AVX2 FMA3 F16C {above_v3}"
 
 
 from plang.target import Isa  # noqa: E402

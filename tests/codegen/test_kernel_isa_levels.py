@@ -14,8 +14,6 @@ from _kernel_util import rand, tile_kernel
 
 from plang.codegen.kernel import compile_kernel as compile_for_default
 from plang.dtypes import BF16, FP32, DataType
-from plang.ir import FunctionType, ParamDirection, TensorType
-from plang.ir.builder import IRBuilder
 from plang.ir.ops import make_call
 from plang.target import Device, runnable_levels
 
@@ -103,31 +101,6 @@ def test_half_conversions_round_to_nearest_even_at_every_level(monkeypatch, leve
     out = torch.empty(4, 256, dtype=torch.bfloat16)
     k(nan, out)
     assert torch.isnan(out).all()
-
-
-@pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("dtype", ["FP32", "BF16", "FP16"])
-def test_matmul_at_every_level(monkeypatch, level: str, dtype: str) -> None:
-    _compile_at(monkeypatch, level)
-    d = DataType.from_name(dtype)
-    b_ = torch.Generator().manual_seed(3)
-    a, w = rand([22, 40], d, generator=b_), rand([40, 96], d, generator=b_)
-
-    bld = IRBuilder()
-    with bld.function("k", type=FunctionType.InCore) as f:
-        x = f.param("a", TensorType([22, 40], d))
-        y = f.param("b", TensorType([40, 96], d))
-        out = f.param("out", TensorType([22, 96], FP32), ParamDirection.Out)
-        ta = bld.let("ta", make_call("tile.load", [x, [0, 0], [22, 40]]))
-        tb = bld.let("tb", make_call("tile.load", [y, [0, 0], [40, 96]]))
-        c = bld.let("c", make_call("tile.matmul", [ta, tb]))
-        bld.eval(make_call("tile.store", [c, [0, 0], out]))
-    import _kernel_util
-
-    k = _kernel_util.compile_kernel(f.function)
-    got = torch.empty(22, 96)
-    k(a, w, got)
-    torch.testing.assert_close(got, a.float() @ w.float(), rtol=1e-5, atol=1e-4)
 
 
 def test_levels_agree_bit_for_bit_on_exp(monkeypatch) -> None:

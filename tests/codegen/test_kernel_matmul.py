@@ -16,9 +16,10 @@ from plang.dtypes import BOOL, FP32, INT32, DataType
 from plang.ir import FunctionType, ParamDirection, ScalarType, TensorType
 from plang.ir.builder import IRBuilder
 from plang.ir.ops import make_call
+from plang.target import Device, runnable_levels
 
 
-def _kernel(op: str, d: DataType, m: int, n: int, k: int):
+def _kernel(op: str, d: DataType, m: int, n: int, k: int, device: Device | None = None):
     acc_d = INT32 if d.name == "INT8" else FP32
     b = IRBuilder()
     with b.function(op, type=FunctionType.AIC) as f:
@@ -38,7 +39,7 @@ def _kernel(op: str, d: DataType, m: int, n: int, k: int):
             r = make_call("tile.matmul_acc", [ct, at, bt], {"init_cond": flag})
         rv = b.let("r", r)
         b.eval(make_call("tile.store", [rv, [0, 0], out]))
-    return compile_kernel(f.function)
+    return compile_kernel(f.function, device)
 
 
 def _operands(d: DataType, m: int, n: int, k: int):
@@ -68,6 +69,26 @@ def test_matmul(op: str, shape: tuple[int, int, int], dtype: str) -> None:
             assert torch.equal(out, want.to(torch.int32))
         else:
             torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16", "INT8"])
+@pytest.mark.parametrize("level", runnable_levels())
+def test_matmul_acc_at_every_level(level: str, dtype: str) -> None:
+    """Each level's register block (6x64, 6x16, 3x16) and operand path (BF16 pair dot only
+    with AVX512-BF16), with partial row and column blocks."""
+    d = DataType.from_name(dtype)
+    m, n, k = 22, 96, 40
+    kern = _kernel("matmul_acc", d, m, n, k, Device(isa=level))
+    a, b = _operands(d, m, n, k)
+    acc_t = torch.int32 if dtype == "INT8" else torch.float32
+    c0 = torch.randint(-50, 50, (m, n)).to(acc_t)
+    out = torch.zeros(m, n, dtype=acc_t)
+    kern(a, b, c0, False, out)
+    want = a.double() @ b.double() + c0.double()
+    if dtype == "INT8":
+        assert torch.equal(out, want.to(torch.int32))
+    else:
+        torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
 
 
 def test_narrow_output_is_a_clear_error() -> None:

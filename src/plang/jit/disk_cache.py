@@ -2,10 +2,11 @@
 
 Layout: `<root>/<key-hash>/` holding `meta.json` (format version, plang version, the key, the
 signature, the orchestration source, the kernel list) and one shared library per kernel.
-Entries are keyed by the specialization, plang's version and a hash of plang's own source
-(so a changed compiler never reuses old code), and the CPU model. They are written into a
-temporary folder and renamed into place (atomic); an entry that is missing pieces, corrupt,
-or from another plang / format version is ignored (and replaced by the next store).
+Entries are keyed by the specialization (the kernel ISA level included), plang's version, a
+hash of plang's own source (so a changed compiler never reuses old code) and the host CPU's
+feature flags. They are written into a temporary folder and renamed into place (atomic); an
+entry that is missing pieces, corrupt, or from another plang / format version is ignored (and
+replaced by the next store).
 
 Root: `$PLANG_CACHE_DIR`, else `$XDG_CACHE_HOME/plang`, else `~/.cache/plang`.
 `PLANG_DISK_CACHE=0` disables it; at most `$PLANG_CACHE_ENTRIES` entries (default 512) are
@@ -18,11 +19,12 @@ import functools
 import hashlib
 import json
 import os
-import platform
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
+
+from ..target import host
 
 FORMAT_VERSION = 1
 
@@ -38,18 +40,11 @@ def cache_root() -> Path | None:
 
 
 def _machine_tag() -> str:
-    """Native code targets the host CPU: entries are only valid on the same CPU model."""
-    flags = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith(("model name", "flags")):
-                    flags += line
-                if line.startswith("flags"):
-                    break
-    except OSError:
-        pass
-    return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
+    """Kernels are built for an ISA level (in the key), but the C-interface wrapper LLVM adds
+    around each one is built for the host: entries are only valid on a CPU with the same
+    feature flags."""
+    flags = " ".join(sorted(host.cpu_flags()))
+    return f"{host.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,8 +1,9 @@
 """Kernel codegen: core functions (InCore / AIC / AIV) → MLIR → native code.
 
 `compile_kernel(function, device) -> Kernel`, `load_kernel(path) -> Kernel`; the kernel ABI
-the runtime calls is in `abi.py`; `mlir.py` is the only module touching the MLIR bindings,
-and importing this package does not import it (`compile_kernel` does, on first use).
+the runtime calls is in `abi.py`; `mlir.py` (building, in process) and `llvm_stage.py` (the
+LLVM stage, in compile workers) are the only modules touching the MLIR bindings, and
+importing this package imports neither (`compile_kernel` does, on first use).
 """
 
 from .abi import LaunchContext, PipeApi, Signature

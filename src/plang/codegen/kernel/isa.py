@@ -122,7 +122,6 @@ def round_integral(x: ir.Value, mode: str) -> ir.Value:
         r = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, r, x), arith.subf(r, one), r)
     elif mode == "ceil":
         r = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, r, x), arith.addf(r, one), r)
-    r = math.copysign(r, x)  # ceil(-0.5) = -0
     return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, big), r, x)
 
 

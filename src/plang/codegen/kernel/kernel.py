@@ -1,12 +1,12 @@
 """`Kernel`: a compiled core function — `compile_kernel`, `load_kernel` and external sources.
 
-`compile_kernel(function, device)` builds the function's MLIR module (`lower.py`), keeps its
-text (`Kernel.mlir_text`, before lowering), verifies it, lowers it with the adapter's one
-pipeline and JIT-compiles it. `Kernel.save(path)` writes a shared library plus a JSON
-sidecar (`path + ".json"`: name, signature, MLIR text); `load_kernel(path)` loads both in any
-process without recompiling. Only `compile_kernel` imports the MLIR side (`mlir.py`,
-`lower.py`), when first called: loading persisted kernels (the JIT's disk cache) and
-external kernels never import the MLIR bindings.
+`compile_kernel(function, device)` builds the function's MLIR module for `device.isa`
+(`lower.py`, `isa.py`), keeps its text (`Kernel.mlir_text`, before lowering), verifies it and
+has a compile worker lower and compile it (`mlir.compile_native`). `Kernel.save(path)`
+writes a shared library plus a JSON sidecar (`path + ".json"`: name, signature, MLIR text);
+`load_kernel(path)` loads both in any process without recompiling. Only `compile_kernel`
+imports the MLIR side (`mlir.py`, `lower.py`), when first called: loading persisted kernels
+(the JIT's disk cache) and external kernels never import the MLIR bindings.
 
 External kernels (`external_source=` on a `@pl.function`): the C/C++ file is compiled with
 the system compiler — `cc -O3 -march=native -fPIC -shared -std=c11` for `.c`,

@@ -10,6 +10,7 @@ This module links object files into shared libraries with the system `cc -shared
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import subprocess
 import tempfile
@@ -69,6 +70,7 @@ def helper_object() -> str:
     return _build_helpers(shared=False)
 
 
+@functools.cache
 def _build_helpers(shared: bool) -> str:
     try:
         return native_build.build(_HELPERS, shared=shared, flags=() if shared else ("-fvisibility=hidden",))

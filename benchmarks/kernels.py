@@ -23,11 +23,9 @@ if "--level" in sys.argv:
 
 
 def _hold_peers_to(level: str) -> None:
-    """Environment that keeps numpy / OpenBLAS / torch to `level`'s instructions (must be set
-    before they are imported)."""
-    from plang.target import host_level
-
-    if level == host_level():
+    """Environment that keeps numpy / OpenBLAS / torch to the instructions of a level below
+    x86-64-v4 (set before any of them, or plang, is imported)."""
+    if level not in ("x86-64", "x86-64-v2", "x86-64-v3"):
         return
     v3 = level == "x86-64-v3"
     aten, onednn, openblas = ("avx2", "AVX2", "Haswell") if v3 else ("default", "SSE41", "Nehalem")
@@ -38,10 +36,11 @@ def _hold_peers_to(level: str) -> None:
     os.environ["NPY_DISABLE_CPU_FEATURES"] = above_v3 if v3 else f"X86_V3 AVX AVX2 FMA3 F16C {above_v3}"
 
 
+_hold_peers_to(os.environ.get("PLANG_ISA", "").split(",")[0].strip())  # before numpy / torch load
+
 from plang.target import Isa  # noqa: E402
 
 LEVEL = Isa.default().spec()
-_hold_peers_to(Isa.default().name)
 
 import statistics  # noqa: E402
 import subprocess  # noqa: E402

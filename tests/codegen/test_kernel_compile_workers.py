@@ -9,7 +9,8 @@ import torch
 from _kernel_util import tile_kernel
 
 import plang.codegen.kernel.compile_workers as compile_workers
-from plang.codegen.kernel import KernelCompileError
+import plang.codegen.kernel.native as native
+from plang.codegen.kernel import KernelCompileError, load_kernel
 from plang.dtypes import FP32
 from plang.ir.ops import make_call
 from plang.target import Isa, runnable_levels
@@ -58,4 +59,18 @@ def test_in_process_compiles_when_workers_are_off(monkeypatch) -> None:
     x = torch.linspace(-3, 3, 256).reshape(4, 64)
     out = torch.empty(4, 64)
     k(x, out)
+    torch.testing.assert_close(out, torch.exp(x), rtol=4e-7, atol=0)
+
+
+@pytest.mark.parametrize("linker", [None, "false"])
+def test_kernels_link_with_the_cc_driver_without_a_working_ld(monkeypatch, tmp_path, linker) -> None:
+    """No `ld` on the path (None) or one that fails ("false"): `cc -shared` links instead."""
+    monkeypatch.setattr(native, "_LINKER", linker)
+    monkeypatch.setattr(compile_workers, "pool", lambda: None)
+    k = _exp_kernel()
+    path = str(tmp_path / "exp_kernel.so")
+    k.save(path)  # an in-process kernel is linked when saved
+    x = torch.linspace(-3, 3, 256).reshape(4, 64)
+    out = torch.empty(4, 64)
+    load_kernel(path)(x, out)
     torch.testing.assert_close(out, torch.exp(x), rtol=4e-7, atol=0)

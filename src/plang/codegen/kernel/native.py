@@ -12,7 +12,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,20 +80,29 @@ def _build_helpers(shared: bool) -> str:
         raise KernelCompileError(str(e)) from None
 
 
-def link_shared_object(objects: list[str], path: str, what: str, extra_flags: tuple[str, ...] = ()) -> None:
-    """Link object files (and the kernel helpers) into `path` with `cc -shared`, atomically."""
+def link_shared_object(objects: list[str], path: str, what: str) -> None:
+    """Link object files (and the kernel helpers) into `path`, atomically: with the system
+    linker `ld` directly where there is one (half the time of the `cc` driver: ~7 vs ~13 ms a
+    kernel), else `cc -shared`. `-Bsymbolic`: the library's calls of its own functions bind
+    inside it (a kernel named `exp` must not resolve to libm's)."""
     tmp = atomic_target(path)
+    inputs = [*objects, helper_object(), "-lm"]
+    commands = [["cc", "-shared", "-Wl,-Bsymbolic", "-o", tmp, *inputs]]
+    if _LINKER:
+        commands.insert(0, [_LINKER, "-shared", "-Bsymbolic", "-o", tmp, *inputs])
     try:
-        # -Bsymbolic: the library's calls of its own functions bind inside it (a kernel named
-        # `exp` must not resolve to libm's)
-        cmd = ["cc", "-shared", "-Wl,-Bsymbolic", "-o", tmp, *objects, helper_object(), *extra_flags, "-lm"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise KernelCompileError(f"{what}: linking {path} failed: {res.stderr.strip()}")
-        os.replace(tmp, path)
+        for cmd in commands:
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            if res.returncode == 0:
+                os.replace(tmp, path)
+                return
+        raise KernelCompileError(f"{what}: linking {path} failed: {res.stderr.strip()}")
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+_LINKER = shutil.which("ld") if sys.platform.startswith("linux") else None
 
 
 def load_shared_object(path: str, fn_name: str) -> NativeFunction:

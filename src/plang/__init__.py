@@ -3,6 +3,8 @@ re-exports only."""
 
 # ruff: noqa: F401
 
+import sys as _sys
+
 from . import ir
 from .dtypes import (
                      BF16,
@@ -31,6 +33,8 @@ from .dtypes import (
 )
 from .errors import (
                      EagerCallError,
+                     Error,
+                     InternalCompilerError,
                      ParserError,
                      ParserNameError,
                      ParserSyntaxError,
@@ -61,6 +65,7 @@ from .ir.enums import (
                      TileLayout,
 )
 from .language import *  # noqa: F403  (types, op wrappers, constructs, decorators)
+from .language.facade import register_facade as _register_facade
 
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
@@ -68,5 +73,6 @@ MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
 
 from .jit import RUNTIME, JITFunction, jit  # noqa: E402
 from .jit import compile_program as compile  # noqa: E402
+from .version import __version__  # noqa: E402
 
-__version__ = "0.1.0"
+_register_facade(_sys.modules[__name__])  # the namespace `pl.` source text is read in

@@ -1,17 +1,78 @@
-"""User-facing errors of the front end: `ParserError` and its subclasses.
+"""User-facing errors: the `Error` base, the front end's `ParserError` family and
+`InternalCompilerError`.
 
-Every error carries a code, the message, the span of the offending source and (when known)
-the source line, so `str(err)` renders `file:line:col`, the line and a caret under the
-offending expression, plus a hint saying what to write instead where one exists.
+Every plang error a user can see derives from `Error`. One that knows where in the user's
+source it is about carries that `span`; `str(err)` then renders `file:line:col: `, the message,
+the source line and a caret under the offending code (plus a hint where one exists).
 """
 
 from __future__ import annotations
 
+import linecache
+import os
+import traceback
+
 from .ir.span import NO_SPAN, Span
 
+_PACKAGE = os.path.dirname(__file__) + os.sep
 
-class ParserError(Exception):
-    """Base of every error the DSL parser reports."""
+
+class Error(Exception):
+    """Base of every user-facing plang error; `span` is NO_SPAN when no source location is known.
+
+    `source_line` is the text under the span (None: read from the file when rendering)."""
+
+    span: Span = NO_SPAN
+    source_line: str | None = None
+
+    def __init__(self, message: str = "", span: Span | None = None) -> None:
+        super().__init__(message)
+        if span is not None:
+            self.span = span
+
+    @property
+    def line(self) -> int:
+        return self.span.begin_line
+
+    @property
+    def column(self) -> int:
+        return self.span.begin_col
+
+    def headline(self) -> str:
+        """The message line after `file:line:col: `."""
+        return Exception.__str__(self)
+
+    def notes(self) -> list[str]:
+        """Lines rendered after the source snippet."""
+        return []
+
+    def render(self) -> str:
+        sp = self.span
+        head = f"{sp.filename}:{sp.begin_line}:{sp.begin_col + 1}: " if sp.is_known else ""
+        return "\n".join([head + self.headline(), *self.snippet(), *self.notes()])
+
+    def snippet(self) -> list[str]:
+        """The source line under the span and a caret line ([] when unknown or unreadable)."""
+        sp = self.span
+        if not sp.is_known:
+            return []
+        if self.source_line is not None:
+            text = self.source_line.rstrip("\n")
+        else:
+            text = linecache.getline(sp.filename, sp.begin_line).rstrip("\n")
+            if not text:
+                return []
+        gutter = f"{sp.begin_line:>5} | "
+        end = sp.end_col if sp.end_line == sp.begin_line and sp.end_col > sp.begin_col else len(text)
+        width = max(1, min(end, len(text)) - sp.begin_col)
+        return [gutter + text, " " * (len(gutter) - 2) + "| " + " " * sp.begin_col + "^" * width]
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class ParserError(Error):
+    """Base of every error the DSL parser reports: a code, the message and a hint."""
 
     code = "PL000"
     kind = "error"
@@ -25,36 +86,21 @@ class ParserError(Exception):
         code: str | None = None,
         source_line: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, span or NO_SPAN)
         self.message = message
-        self.span = span or NO_SPAN
         self.hint = hint
         if code is not None:
             self.code = code
         self.source_line = source_line
 
-    @property
-    def line(self) -> int:
-        return self.span.begin_line
+    def headline(self) -> str:
+        return f"{type(self).__name__} [{self.code}]: {self.message}"
 
-    @property
-    def column(self) -> int:
-        return self.span.begin_col
+    def snippet(self) -> list[str]:
+        return super().snippet() if self.source_line is not None else []
 
-    def __str__(self) -> str:
-        sp = self.span
-        head = f"{sp.filename}:{sp.begin_line}:{sp.begin_col + 1}: " if sp.is_known else ""
-        out = [f"{head}{type(self).__name__} [{self.code}]: {self.message}"]
-        if sp.is_known and self.source_line is not None:
-            text = self.source_line.rstrip("\n")
-            gutter = f"{sp.begin_line:>5} | "
-            out.append(gutter + text)
-            end = sp.end_col if sp.end_line == sp.begin_line and sp.end_col > sp.begin_col else len(text)
-            width = max(1, min(end, len(text)) - sp.begin_col)
-            out.append(" " * (len(gutter) - 2) + "| " + " " * sp.begin_col + "^" * width)
-        if self.hint:
-            out.append(f"hint: {self.hint}")
-        return "\n".join(out)
+    def notes(self) -> list[str]:
+        return [f"hint: {self.hint}"] if self.hint else []
 
 
 class ParserSyntaxError(ParserError):
@@ -87,16 +133,55 @@ class SSAViolationError(ParserError):
     code = "PL500"
 
 
-class EagerCallError(RuntimeError):
+class EagerCallError(Error, RuntimeError):
     """A `pl.*` wrapper called at the Python prompt instead of inside a DSL function."""
+
+
+class InternalCompilerError(Error):
+    """An unexpected exception inside plang while it compiled the user code at `span`: a plang
+    bug. The original exception is `__cause__`; its last frame is named in the message."""
+
+    def __init__(self, cause: BaseException, span: Span, source_line: str | None = None) -> None:
+        frame = traceback.extract_tb(cause.__traceback__)[-1:] if cause.__traceback__ else []
+        where = f" (raised at {frame[0].filename}:{frame[0].lineno} in {frame[0].name})" if frame else ""
+        self.message = (f"internal compiler error: {type(cause).__name__}: {cause}{where}. This is a bug "
+                        "in plang, not in your code; please report it")
+        super().__init__(self.message, span)
+        self.source_line = source_line
+
+    def headline(self) -> str:
+        return f"InternalCompilerError: {self.message}"
+
+    def notes(self) -> list[str]:
+        return ["hint: set PLANG_FRONTEND_DEBUG=1 to see the original exception unwrapped"]
+
+
+def frontend_debug() -> bool:
+    """`PLANG_FRONTEND_DEBUG=1`: the front end re-raises internal exceptions unwrapped."""
+    return os.environ.get("PLANG_FRONTEND_DEBUG", "") not in ("", "0")
+
+
+def raised_by_plang(exc: BaseException) -> bool:
+    """Whether `exc` was raised by plang's own code below the frame that caught it (rather than
+    by argument binding, a builtin, or other code the user's expression called)."""
+    tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 __all__ = [
     "EagerCallError",
+    "Error",
+    "InternalCompilerError",
     "ParserError",
     "ParserNameError",
     "ParserSyntaxError",
     "ParserTypeError",
     "SSAViolationError",
     "UnsupportedConstructError",
+    "frontend_debug",
+    "raised_by_plang",
 ]

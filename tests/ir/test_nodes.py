@@ -40,7 +40,7 @@ def test_nodes_are_immutable_and_replace_copies():
     with pytest.raises(AttributeError, match=r"Add is immutable; use \.replace\(lhs=\.\.\.\)"):
         e.lhs = x
     e2 = e.replace(rhs=ConstInt(2))
-    assert e2.lhs is x and e2.rhs.value == 2 and e.rhs.value == 1 and e2.type is e.type
+    assert e2.lhs is x and e2.rhs.value == 2 and e.rhs.value == 1 and e2.type.dtype is e.type.dtype
     with pytest.raises(TypeError, match=r"Add has no field\(s\) \['rhs2'\]"):
         e.replace(rhs2=x)
 
@@ -52,6 +52,38 @@ def test_derived_types_follow_replace():
     assert t2.type.types[1].dtype is FP32
     g = TupleGetItem(t2, 1)
     assert g.type.dtype is FP32 and g.replace(index=0).type.dtype is INDEX
+
+
+def test_replace_reruns_the_constructor_derivations():
+    x, y = Var("x", IDX), Var("y", ScalarType(FP32))
+    e = Add(x, ConstInt(1))
+    assert e.replace(rhs=y).type.dtype is FP32  # an operand of another dtype retypes the expr
+    assert Add(x, x, INT32).replace(rhs=y).dtype is FP32  # an explicit dtype is re-derived too
+    assert e.replace(type=ScalarType(INT32)).dtype is INT32  # unless replace gives it
+    c = ConstInt(3, INT32)
+    assert c.replace(value=True).value == 1 and type(c.replace(value=True).value) is int
+    assert c.replace(value=4).dtype is INT32 and c.replace(type=IDX).dtype is INDEX
+    assert Cast(x, FP32).replace(operand=y).dtype is FP32
+    assert Neg(x).replace(operand=y).type.dtype is FP32
+    tile = TileType([8, 8], FP32, None, [4, 8])
+    assert tile.replace(shape=(ConstInt(4), ConstInt(8))).valid_shape is None  # normalised again
+    with pytest.raises(TypeError, match=r"Neg: \['type'\] derived by the constructor"):
+        Neg(x).replace(type=IDX)
+
+
+def test_fields_are_declared_once():
+    from plang.ir import For, If
+
+    assert If._fields == ("cond", "then_body", "else_body", "return_vars") == If.__slots__
+    assert IterArg._fields == ("name", "type", "init") and IterArg.__slots__ == ("init",)
+    i = Var("i", IDX)
+    loop = For(i, ConstInt(0), ConstInt(4), ConstInt(1), SeqStmts([]), [], [], attrs={"a": 1})
+    assert loop.iter_args == () and type(loop.attrs).__name__ == "mappingproxy"
+    with pytest.raises(TypeError):
+        loop.attrs["b"] = 2
+    assert If(i, SeqStmts([])).else_body is None
+    with_dict = {c.__name__ for c in _all_node_classes() if c.__dictoffset__}
+    assert not with_dict, f"declare these node classes with @node (or __slots__): {with_dict}"
 
 
 def test_constructor_checks():

@@ -9,6 +9,7 @@ from _ops_util import array, deduce, scalar, tensor, tile
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, TASK_ID, UINT32
 from plang.ir import MemorySpace, SplitMode
 from plang.ir.ops import REGISTRY, make_call
+from plang.ir.ops.composite import COMPOSITES
 
 A = tile([64, 128], FP32, name="a")
 B = tile([64, 128], FP32, name="b")
@@ -42,7 +43,8 @@ for ns, (x, y, ix, iy) in {"tensor": (TA, TB, TIA, TIB), "tile": (A, B, IA, IB)}
         case(f"{ns}.{op.rstrip('_')}s", ix, 3, expect=f"{kind}[[64, 128], INT32]")
     case(f"{ns}.xor", ix, iy, **tmp, expect=f"{kind}[[64, 128], INT32]")
     case(f"{ns}.xors", ix, 3, **tmp, expect=f"{kind}[[64, 128], INT32]")
-    for op in ("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos", "tanh", "sigmoid", "neg", "abs"):
+    for op in ("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos", "tanh", "sigmoid", "neg", "abs",
+               *COMPOSITES):
         case(f"{ns}.{op}", x, expect=full)
     case(f"{ns}.relu", x, expect=full)
     case(f"{ns}.not_", tile([8, 8], INT16) if ns == "tile" else tensor([8, 8], INT16),

@@ -12,6 +12,7 @@ import plang as pl
 from plang import passes
 from plang.codegen.torch_ref import run_torch_ref
 from plang.ir.ops import REGISTRY
+from plang.ir.ops.composite import COMPOSITES
 from plang.passes.analysis.var_uses import calls_in
 
 #: tensor ops that stay tensor ops inside a kernel (shape metadata / DDR element access)
@@ -114,6 +115,8 @@ CASES = {
     "tensor.xor": ("r = pl.tensor.xor(i, pl.tensor.shls(i, 1))", "tile.xor"),
     "tensor.xors": ("r = pl.tensor.xors(i, 5)", "tile.xors"),
 }
+# composite ops (one registry entry each) convert like any unary op
+CASES.update({f"tensor.{n}": (f"r = pl.tensor.{n}(x)", f"tile.{n}") for n in COMPOSITES})
 
 TENSOR_OPS = sorted(n for n in REGISTRY if n.startswith("tensor."))
 

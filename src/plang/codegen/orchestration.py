@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..errors import Error
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.enums import FunctionType, ParamDirection, ScopeKind, ScopeMode
@@ -53,7 +54,7 @@ def _array_set(arr, index, value):
 '''
 
 
-class OrchestrationCodegenError(ValueError):
+class OrchestrationCodegenError(Error, ValueError):
     """The orchestration IR holds something the host task program can not express."""
 
 

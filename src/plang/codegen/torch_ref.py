@@ -18,6 +18,7 @@ import math
 import re
 from typing import Any, Mapping, Sequence
 
+from ..errors import Error
 from ..ir.enums import FunctionType, ScopeKind
 from ..ir.expr import (
     BinaryExpr,
@@ -70,7 +71,7 @@ _pipes = rt.Pipes(_ctx)
 '''
 
 
-class TorchCodegenError(Exception):
+class TorchCodegenError(Error):
     """The program uses a construct the torch reference cannot express."""
 
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from ..ir.enums import AtomicType, PadValue
 from ..ir.expr import Call
+from ..ir.ops import get_op, ops_where
 from ..ir.types import TileType
 
 
@@ -83,6 +84,24 @@ def _pad(v: Any) -> str:
     return repr(v.value if isinstance(v, PadValue) else sugar[v]) if v is not None else "None"
 
 
+class _TorchMath:
+    """`OpFacts.semantics` evaluated as torch source on FP32 tensors."""
+
+    _TORCH = {"recip": "reciprocal", "maximum": "maximum", "minimum": "minimum"}
+
+    def const(self, v: float) -> str:
+        return f"torch.tensor({float(v)!r})"
+
+    def __getattr__(self, name: str) -> Callable[..., str]:
+        fn = self._TORCH.get(name, name)
+        return lambda *xs: f"torch.{fn}({', '.join(xs)})"
+
+
+def _composite(semantics: Callable[..., Any]) -> Emitter:
+    """Compute in FP32 (as the kernels do), round to the result dtype once."""
+    return lambda a: f"(lambda x: {semantics(_TorchMath(), 'x')})({a['input']}.float()).to({a.dtype})"
+
+
 def _register() -> None:
     for op in ("add", "sub", "mul", "div", "maximum", "minimum", "fmod"):
         both(op, _binary(op))
@@ -103,6 +122,8 @@ def _register() -> None:
     for op, first in (("addc", "add"), ("subc", "sub"), ("addsc", "add"), ("subsc", "sub")):
         TABLE[f"tile.{op}"] = lambda a, first=first: (f"rt.binary('add', rt.binary({first!r}, {a['lhs']}, "
                                                       f"{a['rhs']}), {a['rhs2']})")
+    for name in ops_where(lambda op: op.facts.semantics is not None):
+        TABLE[name] = _composite(get_op(name).facts.semantics)
     TABLE["tile.prelu"] = lambda a: f"rt.prelu({a['tile']}, {a['slope']})"
     TABLE["tensor.relu"] = _torch_fn("torch.relu")
     TABLE["tile.relu"] = _torch_fn("torch.relu", "tile")

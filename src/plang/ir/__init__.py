@@ -62,7 +62,7 @@ from .expr import (
 )
 from .function import Function, Program
 from .node import Node
-from .printer import python_print  # noqa: E402
+from .printer import python_print  # noqa: E402  (importing it registers the printer behind repr)
 from .span import NO_SPAN, Span
 from .stmt import (
                     Assign,

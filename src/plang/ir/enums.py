@@ -169,6 +169,7 @@ class ScopeKind(Enum):
     Hierarchy = "Hierarchy"
     Runtime = "Runtime"
     Graph = "Graph"
+    Fused = "Fused"  # kernel fusion decided by FuseTileOps: `with pl.fused(rows=R)` / `pl.fused()`
 
 
 ALL_ENUMS: tuple[type[Enum], ...] = (

@@ -5,53 +5,50 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..dtypes import BOOL, FP32, INDEX, DataType
-from .node import Node, freeze_attrs
+from .node import Node, node
 from .span import Span
-from .types import ScalarType, TupleType, Type, UnknownType
+from .types import ScalarType, TupleType, Type, UnknownType, register_dim_classes
 
 if TYPE_CHECKING:
     from .ops.registry import Op
 
 
 class Expr(Node):
-    """Base of all expressions; every expression has a `type`."""
+    """Base of all expressions; every expression has a `type` (a field where the
+    subclass declares it, else derived by its constructor)."""
 
     __slots__ = ("type",)
 
 
+@node
 class Var(Expr):
     """A named value. Identity matters: two Vars with one name are different variables."""
 
-    __slots__ = ("name",)
-    _fields = ("name", "type")
-
-    def __init__(self, name: str, type: Type, span: Span | None = None) -> None:
-        self._set(span, name=name, type=type)
+    name: str
+    type: Type
 
 
+@node
 class IterArg(Var):
     """A loop-carried variable with its initial value (`init_values=` of a loop)."""
 
-    __slots__ = ("init",)
-    _fields = ("name", "type", "init")
-
-    def __init__(self, name: str, type: Type, init: Expr, span: Span | None = None) -> None:
-        self._set(span, name=name, type=type, init=init)
+    init: Expr
 
 
+@node
 class GlobalVar(Expr):
     """A reference to a function of the enclosing program, by name."""
 
-    __slots__ = ("name",)
-    _fields = ("name",)
+    name: str
 
     def __init__(self, name: str, span: Span | None = None) -> None:
         self._set(span, name=name, type=UnknownType())
 
 
+@node
 class ConstInt(Expr):
-    __slots__ = ("value",)
-    _fields = ("value", "type")
+    value: int
+    type: ScalarType
 
     def __init__(self, value: int, dtype: DataType = INDEX, span: Span | None = None) -> None:
         self._set(span, value=int(value), type=ScalarType(dtype))
@@ -61,9 +58,13 @@ class ConstInt(Expr):
         return self.type.dtype
 
 
+register_dim_classes(Expr, ConstInt)
+
+
+@node
 class ConstFloat(Expr):
-    __slots__ = ("value",)
-    _fields = ("value", "type")
+    value: float
+    type: ScalarType
 
     def __init__(self, value: float, dtype: DataType = FP32, span: Span | None = None) -> None:
         self._set(span, value=float(value), type=ScalarType(dtype))
@@ -73,19 +74,22 @@ class ConstFloat(Expr):
         return self.type.dtype
 
 
+@node
 class ConstBool(Expr):
-    __slots__ = ("value",)
-    _fields = ("value",)
+    value: bool
 
     def __init__(self, value: bool, span: Span | None = None) -> None:
         self._set(span, value=bool(value), type=ScalarType(BOOL))
 
 
+@node
 class BinaryExpr(Expr):
     """Scalar binary arithmetic / comparison / logic. `symbol` is the Python operator."""
 
-    __slots__ = ("lhs", "rhs")
-    _fields = ("lhs", "rhs", "type")
+    lhs: Expr
+    rhs: Expr
+    type: ScalarType
+    _rederived = ("type",)
     symbol = ""
     is_comparison = False
 
@@ -140,9 +144,10 @@ BINARY_OPS: tuple[type[BinaryExpr], ...] = (
     Add, Sub, Mul, Div, FloorDiv, FloorMod, Pow, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or)
 
 
+@node
 class UnaryExpr(Expr):
-    __slots__ = ("operand",)
-    _fields = ("operand", "type")
+    operand: Expr
+    type: ScalarType
     symbol = ""
 
     def __init__(self, operand: Expr, span: Span | None = None) -> None:
@@ -160,11 +165,12 @@ class Not(UnaryExpr):
     symbol = "not"
 
 
+@node
 class Cast(Expr):
     """Scalar conversion to `dtype`."""
 
-    __slots__ = ("operand",)
-    _fields = ("operand", "type")
+    operand: Expr
+    type: ScalarType
 
     def __init__(self, operand: Expr, dtype: DataType, span: Span | None = None) -> None:
         self._set(span, operand=operand, type=ScalarType(dtype))
@@ -174,6 +180,7 @@ class Cast(Expr):
         return self.type.dtype
 
 
+@node
 class Call(Expr):
     """Application of a registered op or of a program function (`GlobalVar`).
 
@@ -181,33 +188,29 @@ class Call(Expr):
     dtypes, enums, or expressions/tuples of them).
     """
 
-    __slots__ = ("op", "args", "kwargs")
-    _fields = ("op", "args", "kwargs", "type")
-
-    def __init__(self, op: Op | GlobalVar, args: Sequence[Expr], kwargs: Mapping[str, Any] | None,
-                 type: Type, span: Span | None = None) -> None:
-        self._set(span, op=op, args=tuple(args), kwargs=freeze_attrs(kwargs), type=type)
+    op: Op | GlobalVar
+    args: tuple[Expr, ...]
+    kwargs: Mapping[str, Any] | None
+    type: Type
 
     @property
     def op_name(self) -> str:
         return self.op.name
 
 
+@node
 class MakeTuple(Expr):
-    __slots__ = ("elements",)
-    _fields = ("elements",)
+    elements: tuple[Expr, ...]
 
     def __init__(self, elements: Sequence[Expr], span: Span | None = None) -> None:
         els = tuple(elements)
         self._set(span, elements=els, type=TupleType([e.type for e in els]))
 
-    def _after_replace(self) -> None:
-        object.__setattr__(self, "type", TupleType([e.type for e in self.elements]))
 
-
+@node
 class TupleGetItem(Expr):
-    __slots__ = ("tuple", "index")
-    _fields = ("tuple", "index")
+    tuple: Expr
+    index: int
 
     def __init__(self, tuple_: Expr, index: int, span: Span | None = None) -> None:
         tt = tuple_.type
@@ -216,6 +219,3 @@ class TupleGetItem(Expr):
         if not -len(tt.types) <= index < len(tt.types):
             raise IndexError(f"tuple index {index} out of range for a {len(tt.types)}-tuple")
         self._set(span, tuple=tuple_, index=index, type=tt.types[index])
-
-    def _after_replace(self) -> None:
-        object.__setattr__(self, "type", self.tuple.type.types[self.index])

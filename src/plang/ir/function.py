@@ -6,16 +6,23 @@ from typing import Any, Mapping, Sequence
 
 from .enums import FunctionType, Level, ParamDirection, Role
 from .expr import Var
-from .node import Node, freeze_attrs
+from .node import Node, as_python, freeze_attrs, node
 from .span import Span
 from .stmt import Stmt
 from .types import Type
 
 
+@node
 class Function(Node):
-    __slots__ = ("name", "params", "param_directions", "return_types", "body", "func_type",
-                 "level", "role", "attrs")
-    _fields = __slots__
+    name: str
+    params: tuple[Var, ...]
+    param_directions: tuple[ParamDirection, ...]
+    return_types: tuple[Type, ...]
+    body: Stmt
+    func_type: FunctionType
+    level: Level | None
+    role: Role | None
+    attrs: Mapping[str, Any]
 
     def __init__(self, name: str, params: Sequence[Var], param_directions: Sequence[ParamDirection] | None,
                  return_types: Sequence[Type], body: Stmt,
@@ -31,16 +38,15 @@ class Function(Node):
                   level=level, role=role, attrs=freeze_attrs(attrs))
 
     def as_python(self) -> str:
-        from .printer import python_print
-
-        return python_print(self)
+        return as_python(self)
 
 
+@node
 class Program(Node):
     """An ordered collection of functions, keyed by name."""
 
-    __slots__ = ("name", "functions")
-    _fields = __slots__
+    name: str
+    functions: Mapping[str, Function]
 
     def __init__(self, name: str, functions: Mapping[str, Function] | Sequence[Function],
                  span: Span | None = None) -> None:
@@ -61,6 +67,4 @@ class Program(Node):
         return Program(self.name, functions, self.span)
 
     def as_python(self) -> str:
-        from .printer import python_print
-
-        return python_print(self)
+        return as_python(self)

@@ -49,7 +49,7 @@ from .expr import (
     Var,
 )
 from .function import Function, Program
-from .node import Node
+from .node import Node, register_printer
 from .stmt import (
     Assign,
     Break,
@@ -526,6 +526,8 @@ class _Printer:
             args.append(self.value(attrs.pop("core_num")))
         elif kind is ScopeKind.Runtime:
             head = "pl.manual_scope" if attrs.pop("mode", ScopeMode.AUTO) is ScopeMode.MANUAL else "pl.scope"
+        elif kind is ScopeKind.Fused:
+            head = "pl.fused"
         else:
             head = "pl.graph"
             args.append(self.value(attrs.pop("name")))
@@ -589,3 +591,6 @@ def _holds_expr(v: Any) -> bool:
     if isinstance(v, (tuple, list)):
         return any(_holds_expr(x) for x in v)
     return False
+
+
+register_printer(python_print)

@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from .enums import ForKind, ScopeKind, SplitMode
 from .expr import Expr, IterArg, Var
-from .node import Node, freeze_attrs
+from .node import Node, node
 from .span import Span
 
 
@@ -14,106 +14,82 @@ class Stmt(Node):
     __slots__ = ()
 
 
+@node
 class Assign(Stmt):
     """`var = value`."""
 
-    __slots__ = ("var", "value")
-    _fields = ("var", "value")
-
-    def __init__(self, var: Var, value: Expr, span: Span | None = None) -> None:
-        self._set(span, var=var, value=value)
+    var: Var
+    value: Expr
 
 
+@node
 class Eval(Stmt):
     """An expression evaluated for its effect."""
 
-    __slots__ = ("expr",)
-    _fields = ("expr",)
-
-    def __init__(self, expr: Expr, span: Span | None = None) -> None:
-        self._set(span, expr=expr)
+    expr: Expr
 
 
+@node
 class SeqStmts(Stmt):
-    __slots__ = ("stmts",)
-    _fields = ("stmts",)
-
-    def __init__(self, stmts: Sequence[Stmt], span: Span | None = None) -> None:
-        self._set(span, stmts=tuple(stmts))
+    stmts: tuple[Stmt, ...]
 
 
+@node
 class If(Stmt):
     """`if cond: then_body else: else_body`; `return_vars` receive the branches' yields."""
 
-    __slots__ = ("cond", "then_body", "else_body", "return_vars")
-    _fields = ("cond", "then_body", "else_body", "return_vars")
-
-    def __init__(self, cond: Expr, then_body: Stmt, else_body: Stmt | None = None,
-                 return_vars: Sequence[Var] = (), span: Span | None = None) -> None:
-        self._set(span, cond=cond, then_body=then_body, else_body=else_body,
-                  return_vars=tuple(return_vars))
+    cond: Expr
+    then_body: Stmt
+    else_body: Stmt | None = None
+    return_vars: tuple[Var, ...] = ()
 
 
+@node
 class For(Stmt):
     """A counted loop. `iter_args` are carried; the body's `Yield` feeds the next iteration
     and the final values bind `return_vars`. `attrs` holds kind-specific data (e.g. stage)."""
 
-    __slots__ = ("loop_var", "start", "stop", "step", "iter_args", "body", "return_vars",
-                 "kind", "attrs")
-    _fields = __slots__
-
-    def __init__(self, loop_var: Var, start: Expr, stop: Expr, step: Expr, body: Stmt,
-                 iter_args: Sequence[IterArg] = (), return_vars: Sequence[Var] = (),
-                 kind: ForKind = ForKind.Sequential, attrs: Mapping[str, Any] | None = None,
-                 span: Span | None = None) -> None:
-        self._set(span, loop_var=loop_var, start=start, stop=stop, step=step,
-                  iter_args=tuple(iter_args), body=body, return_vars=tuple(return_vars),
-                  kind=kind, attrs=freeze_attrs(attrs))
+    loop_var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: Stmt
+    iter_args: tuple[IterArg, ...] = ()
+    return_vars: tuple[Var, ...] = ()
+    kind: ForKind = ForKind.Sequential
+    attrs: Mapping[str, Any] | None = None
 
 
+@node
 class While(Stmt):
     """`for (..) in pl.while_(init_values=..)`: `cond` is evaluated before every iteration
     over the iter args; `return_vars` take their final values."""
 
-    __slots__ = ("cond", "iter_args", "body", "return_vars")
-    _fields = __slots__
-
-    def __init__(self, cond: Expr, iter_args: Sequence[IterArg], body: Stmt,
-                 return_vars: Sequence[Var] = (), span: Span | None = None) -> None:
-        self._set(span, cond=cond, iter_args=tuple(iter_args), body=body,
-                  return_vars=tuple(return_vars))
+    cond: Expr
+    iter_args: tuple[IterArg, ...]
+    body: Stmt
+    return_vars: tuple[Var, ...] = ()
 
 
+@node
 class Yield(Stmt):
-    __slots__ = ("values",)
-    _fields = ("values",)
-
-    def __init__(self, values: Sequence[Expr] = (), span: Span | None = None) -> None:
-        self._set(span, values=tuple(values))
+    values: tuple[Expr, ...] = ()
 
 
+@node
 class Return(Stmt):
-    __slots__ = ("values",)
-    _fields = ("values",)
-
-    def __init__(self, values: Sequence[Expr] = (), span: Span | None = None) -> None:
-        self._set(span, values=tuple(values))
+    values: tuple[Expr, ...] = ()
 
 
 class Break(Stmt):
     __slots__ = ()
 
-    def __init__(self, span: Span | None = None) -> None:
-        self._set(span)
-
 
 class Continue(Stmt):
     __slots__ = ()
 
-    def __init__(self, span: Span | None = None) -> None:
-        self._set(span)
 
-
+@node
 class Scope(Stmt):
     """A region with execution meaning: InCore (`pl.at(CORE_GROUP)`), Cluster, Spmd,
     Hierarchy (`pl.at(HOST..)`), Runtime (`pl.scope` / `manual_scope`) or Graph.
@@ -124,24 +100,20 @@ class Scope(Stmt):
     `index_var` binds the block index of the loop form `for i in pl.spmd(n)`.
     """
 
-    __slots__ = ("kind", "body", "attrs", "task_var", "index_var")
-    _fields = __slots__
-
-    def __init__(self, kind: ScopeKind, body: Stmt, attrs: Mapping[str, Any] | None = None,
-                 task_var: Var | None = None, index_var: Var | None = None,
-                 span: Span | None = None) -> None:
-        self._set(span, kind=kind, body=body, attrs=freeze_attrs(attrs), task_var=task_var,
-                  index_var=index_var)
+    kind: ScopeKind
+    body: Stmt
+    attrs: Mapping[str, Any] | None = None
+    task_var: Var | None = None
+    index_var: Var | None = None
 
 
+@node
 class SplitAivScope(Stmt):
     """`for lane in pl.split_aiv(2, mode=...)`: the body runs per AIV lane."""
 
-    __slots__ = ("mode", "lane_var", "body")
-    _fields = __slots__
-
-    def __init__(self, mode: SplitMode, lane_var: Var, body: Stmt, span: Span | None = None) -> None:
-        self._set(span, mode=mode, lane_var=lane_var, body=body)
+    mode: SplitMode
+    lane_var: Var
+    body: Stmt
 
 
 def flatten(stmt: Stmt | None) -> list[Stmt]:

@@ -6,23 +6,32 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..dtypes import INDEX, DataType
 from .enums import MemorySpace, TensorLayout
-from .node import Node
+from .node import Node, as_python, node
 
 if TYPE_CHECKING:
-    from .expr import Expr
+    from .expr import ConstInt, Expr
 
 Shape = tuple["Expr", ...]
+
+_Expr: type[Expr]
+_ConstInt: type[ConstInt]
+
+
+def register_dim_classes(expr: type[Expr], const_int: type[ConstInt]) -> None:
+    """Install `Expr` and `ConstInt`, which dimensions are made of (an int dim becomes a
+    `ConstInt`). `expr` imports this module (every expression has a type), so it hands them
+    over through this hook when imported, not through an import back (a cycle)."""
+    global _Expr, _ConstInt
+    _Expr, _ConstInt = expr, const_int
 
 
 def as_dim(d: Any) -> Expr:
     """An int or integer `Expr` as a shape dimension expression."""
-    from .expr import ConstInt, Expr
-
     if isinstance(d, bool):
         raise TypeError(f"shape dimension must be an integer, got {d!r}")
     if isinstance(d, int):
-        return ConstInt(d, INDEX)
-    if isinstance(d, Expr):
+        return _ConstInt(d, INDEX)
+    if isinstance(d, _Expr):
         return d
     raise TypeError(f"shape dimension must be an integer, got {type(d).__name__} {d!r}")
 
@@ -33,9 +42,7 @@ def as_shape(dims: Sequence[Any]) -> Shape:
 
 def dim_value(d: Expr) -> int | None:
     """The static value of a dimension, or None when it is dynamic."""
-    from .expr import ConstInt
-
-    return d.value if isinstance(d, ConstInt) else None
+    return d.value if isinstance(d, _ConstInt) else None
 
 
 def static_shape(shape: Shape) -> tuple[int, ...] | None:
@@ -57,27 +64,24 @@ def shapes_equal(a: Shape, b: Shape) -> bool:
 
 
 def format_shape(shape: Shape) -> str:
-    from .printer import python_print
-
-    return "[" + ", ".join(python_print(d) for d in shape) + "]"
+    return "[" + ", ".join(as_python(d) for d in shape) + "]"
 
 
 class Type(Node):
     __slots__ = ()
 
 
+@node
 class ScalarType(Type):
-    __slots__ = ("dtype",)
-    _fields = ("dtype",)
-
-    def __init__(self, dtype: DataType) -> None:
-        self._set(None, dtype=dtype)
+    dtype: DataType
 
 
+@node
 class ShapedType(Type):
     """Common base of tensors and tiles: `shape` and `dtype`."""
 
-    __slots__ = ("shape", "dtype")
+    shape: Shape
+    dtype: DataType
 
     @property
     def rank(self) -> int:
@@ -98,22 +102,23 @@ class ShapedType(Type):
         return (n * self.dtype.bits + 7) // 8
 
 
+@node
 class TensorType(ShapedType):
     """A tensor in DDR (global memory)."""
 
-    __slots__ = ("layout",)
-    _fields = ("shape", "dtype", "layout")
+    layout: TensorLayout
 
     def __init__(self, shape: Sequence[Any], dtype: DataType,
                  layout: TensorLayout = TensorLayout.ND) -> None:
         self._set(None, shape=as_shape(shape), dtype=dtype, layout=layout)
 
 
+@node
 class TileType(ShapedType):
     """An on-chip tile; `valid_shape` is the region holding real data (None = whole tile)."""
 
-    __slots__ = ("memory_space", "valid_shape")
-    _fields = ("shape", "dtype", "memory_space", "valid_shape")
+    memory_space: MemorySpace | None
+    valid_shape: Shape | None
 
     def __init__(self, shape: Sequence[Any], dtype: DataType,
                  memory_space: MemorySpace | None = None,
@@ -129,40 +134,27 @@ class TileType(ShapedType):
         return self.shape if self.valid_shape is None else self.valid_shape
 
 
+@node
 class TupleType(Type):
-    __slots__ = ("types",)
-    _fields = ("types",)
-
-    def __init__(self, types: Sequence[Type]) -> None:
-        self._set(None, types=tuple(types))
+    types: tuple[Type, ...]
 
 
+@node
 class ArrayType(Type):
     """A small on-core array of scalars (`pl.Array[n, dtype]`)."""
 
-    __slots__ = ("extent", "dtype")
-    _fields = ("extent", "dtype")
-
-    def __init__(self, extent: int, dtype: DataType) -> None:
-        self._set(None, extent=extent, dtype=dtype)
+    extent: int
+    dtype: DataType
 
 
 class PtrType(Type):
     __slots__ = ()
 
-    def __init__(self) -> None:
-        self._set(None)
-
 
 class UnknownType(Type):
     __slots__ = ()
 
-    def __init__(self) -> None:
-        self._set(None)
-
 
 def describe_type(t: Type) -> str:
     """A short user-facing rendering, e.g. `Tile[[64, 64], FP32]`."""
-    from .printer import python_print
-
-    return python_print(t).replace("pl.", "")
+    return as_python(t).replace("pl.", "")

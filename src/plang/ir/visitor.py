@@ -13,6 +13,7 @@ before its target, a loop's bounds and initial values before its variables).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from .expr import IterArg, Var
@@ -40,8 +41,20 @@ _FIELD_ORDER: dict[type, tuple[str, ...]] = {
 _NO_DEFS: frozenset[str] = frozenset()
 
 
+_DEF, _BODY, _VALUE = "def", "body", "value"
+_PLANS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
 def _field_order(cls: type) -> tuple[str, ...]:
     return _FIELD_ORDER.get(cls, cls._fields)
+
+
+def _plan(cls: type) -> tuple[tuple[str, str], ...]:
+    """(field, kind) in walk order: a binding site, a statement body or any other value."""
+    defs = _DEF_FIELDS.get(cls, _NO_DEFS)
+    plan = _PLANS[cls] = tuple((f, _DEF if f in defs else _BODY if f in _BODY_FIELDS else _VALUE)
+                               for f in _field_order(cls))
+    return plan
 
 
 class _Dispatch:
@@ -126,33 +139,41 @@ class IRMutator(_Dispatch):
     list) or None (the statement is removed). A node is rebuilt via `.replace` only when a
     child changed, so untouched subtrees stay the same objects.
 
-    Vars are identity-bearing leaves: a use maps through `var_map` (Var -> Expr). At a binding
-    site, a Var whose type (or IterArg init) changes is rebuilt once and recorded in
-    `var_map`, so that every later use follows. Set `mutate_types = False` to leave types
-    alone.
+    Vars are identity-bearing leaves: a use maps through `mapping` (Var -> Expr). At a
+    binding site (`visit_def`) a Var mapped to a Var becomes it; one whose type (or IterArg
+    init) changes is rebuilt once and recorded in `mapping`, so that every later use
+    follows. With `fresh=True` every binding becomes a new Var (how a body is cloned without
+    two definitions sharing one Var). Set `mutate_types = False` to leave types alone.
     """
 
     _generic = "generic_mutate"
     mutate_types = True
 
-    def __init__(self, var_map: Mapping[Var, Any] | None = None) -> None:
-        self.var_map: dict[Var, Any] = dict(var_map or {})
+    def __init__(self, mapping: Mapping[Var, Any] | None = None, fresh: bool = False) -> None:
+        self.mapping: dict[Var, Any] = dict(mapping or {})
+        self.fresh = fresh
 
     def visit_stmt(self, stmt: Stmt | None) -> Stmt | None:
+        """Rewrite a statement (None, an absent else-branch, stays None)."""
         return None if stmt is None else self.visit(stmt)
 
     def visit_expr(self, expr: Any) -> Any:
         return self.visit(expr)
 
     def visit_Var(self, var: Var) -> Any:
-        return self.var_map.get(var, var)
+        return self.mapping.get(var, var)
 
     def visit_def(self, var: Var) -> Var:
-        mapped = self.var_map.get(var)
-        if mapped is not None:
-            return mapped if isinstance(mapped, Var) else var
+        return self.rebind(var, type(var) is IterArg)
+
+    def rebind(self, var: Var, iter_arg: bool) -> Var:
+        """The Var a binding of `var` binds now; `iter_arg=False` binds an IterArg as a plain
+        Var (e.g. a loop-carried value becoming a parameter)."""
+        mapped = self.mapping.get(var)
+        if not self.fresh and not iter_arg and isinstance(mapped, Var):
+            return mapped
         changes: dict[str, Any] = {}
-        if type(var) is IterArg:
+        if iter_arg:
             init = self.visit(var.init)
             if init is not var.init:
                 changes["init"] = init
@@ -160,17 +181,23 @@ class IRMutator(_Dispatch):
             t = self.visit(var.type)
             if t is not var.type:
                 changes["type"] = t
-        if not changes:
-            return var
-        new = var.replace(**changes)
-        self.var_map[var] = new
+        if not self.fresh:
+            if iter_arg and isinstance(mapped, IterArg):
+                return mapped if mapped.init is init else mapped.replace(init=init)
+            if not changes:
+                return var
+        if iter_arg or type(var) is not IterArg:
+            new = var.replace(**changes)  # a new Var even without changes
+        else:
+            new = Var(var.name, changes.get("type", var.type), var.span)
+        self.mapping[var] = new
         return new
 
     def visit_SeqStmts(self, seq: SeqStmts) -> Stmt:
         out: list[Stmt] = []
         changed = False
         for s in seq.stmts:
-            new = self.visit(s)
+            new = self.visit_stmt(s)
             if new is not s:
                 changed = True
                 if new is None:
@@ -190,13 +217,13 @@ class IRMutator(_Dispatch):
 
     def generic_mutate(self, node: Node) -> Node:
         cls = type(node)
-        defs = _DEF_FIELDS.get(cls, _NO_DEFS)
+        plan = _PLANS.get(cls) or _plan(cls)
         changes: dict[str, Any] = {}
-        for f in _field_order(cls):
+        for f, kind in plan:
             old = getattr(node, f)
-            if f in defs:
+            if kind is _DEF:
                 new = self._mutate_defs(old)
-            elif f in _BODY_FIELDS:
+            elif kind is _BODY:
                 new = self.visit_stmt(old)
                 if new is None and f != "else_body":
                     new = SeqStmts(())
@@ -212,12 +239,13 @@ class IRMutator(_Dispatch):
             if self.mutate_types or not isinstance(value, Type):
                 return self.visit(value)
             return value
-        if isinstance(value, (tuple, list)):
+        kind = type(value)
+        if kind is tuple or kind is list:
             new = [self.mutate_value(v) for v in value]
             if all(a is b for a, b in zip(value, new)):
                 return value
-            return type(value)(new)
-        if isinstance(value, Mapping):
+            return kind(new)
+        if kind is MappingProxyType or kind is dict:
             new_map = {k: self.mutate_value(v) for k, v in value.items()}
             if all(new_map[k] is v for k, v in value.items()):
                 return value

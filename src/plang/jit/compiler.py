@@ -6,8 +6,10 @@ runtime together (DESIGN.md "Package layout").
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
+from ..language import parse
 from .binding import Binding
 from .source import python_literal
 from .specializer import collect_functions, specialize_source
@@ -40,10 +42,8 @@ def parse_specialized(entry: JITFunction, binding: Binding):
 
 
 def _specialize_and_parse(entry: JITFunction, binding: Binding):
-    import plang
-
     spec = specialize_source(entry, binding)
-    return spec, plang.parse(spec.source, filename=f"<specialized {entry.name}>",
+    return spec, parse(spec.source, filename=f"<specialized {entry.name}>",
                              source_map=spec.source_map)
 
 
@@ -57,6 +57,12 @@ def lower_program(program, config):
 
 COUNTERS = {"compiles": 0, "disk_hits": 0}
 """Process-wide counts of full compilations and of programs restored from the disk cache."""
+_COUNTING = threading.Lock()
+
+
+def _count(what: str) -> None:
+    with _COUNTING:  # kernels compile on several threads at once
+        COUNTERS[what] += 1
 
 
 def source_key(entry: JITFunction) -> tuple:
@@ -79,9 +85,9 @@ def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
     if config.disk_cache:
         restored = restore_compiled_program(key)
         if restored is not None:
-            COUNTERS["disk_hits"] += 1
+            _count("disk_hits")
             return restored
-    COUNTERS["compiles"] += 1
+    _count("compiles")
     _start_compile_workers()
     spec, program = _specialize_and_parse(entry, binding)
     lowered = lower_program(program, config)
@@ -95,15 +101,25 @@ def compile_program(program, config=None, entry: str | None = None):
     `entry` names the Orchestration function to run (default: the only one)."""
     from ..ir.function import Function, Program
     from .build import build_compiled_program
-    from .function import _config
     from .specializer import ReturnPlan
 
     if isinstance(program, Function):
         program = Program(program.name, [program])
     if not isinstance(program, Program):
         raise TypeError(f"pl.compile takes an ir.Program or ir.Function, got {type(program).__name__}")
-    config = _config(config)
+    config = run_config(config)
     _start_compile_workers()
     lowered = lower_program(program, config)
     return build_compiled_program(program, lowered, config, entry=entry or "", returns=ReturnPlan(-1, ()),
                                   key=None)
+
+
+def run_config(config):
+    """`config`, or the default RunConfig when it is None (checked to be a RunConfig)."""
+    from ..runtime import RunConfig
+
+    if config is None:
+        return RunConfig()
+    if not isinstance(config, RunConfig):
+        raise TypeError(f"config= must be a plang.runtime.RunConfig, got {type(config).__name__}")
+    return config

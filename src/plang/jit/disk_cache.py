@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..target import host
+from ..version import __version__
 
 FORMAT_VERSION = 1
 
@@ -63,8 +64,6 @@ def entry_dir(key: tuple) -> Path | None:
     root = cache_root()
     if root is None:
         return None
-    from .. import __version__
-
     tag = (FORMAT_VERSION, __version__, _code_tag(), _machine_tag(), key)
     digest = hashlib.sha256(repr(tag).encode()).hexdigest()
     return root / digest[:32]
@@ -77,8 +76,6 @@ def load(key: tuple, restore: Callable[[Path, dict], Any]) -> Any | None:
         return None
     try:
         meta = json.loads((path / "meta.json").read_text())
-        from .. import __version__
-
         if meta.get("format") != FORMAT_VERSION or meta.get("plang") != __version__:
             return None
         return restore(path, meta)
@@ -91,8 +88,6 @@ def store(key: tuple, write: Callable[[Path], dict]) -> None:
     path = entry_dir(key)
     if path is None:
         return
-    from .. import __version__
-
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=path.parent))
     try:

@@ -13,6 +13,16 @@ from typing import Any, Callable
 
 from ..ir.enums import ParamDirection
 from .binding import Binding, bind, tensor_meta
+from .compiler import (
+    compile_binding,
+    constant_names,
+    constants_key,
+    live_value,
+    lower_program,
+    parse_specialized,
+    run_config,
+    source_key,
+)
 from .source import FunctionSource, read_source
 
 
@@ -83,8 +93,6 @@ class JITFunction:
         if "config" in kwargs:
             raise TypeError("specialize() takes no config=: the pass pipeline never runs here")
         self._require_entry("specialize")
-        from .compiler import parse_specialized
-
         return parse_specialized(self, self._bind(args, kwargs))
 
     def _require_entry(self, what: str) -> None:
@@ -95,14 +103,12 @@ class JITFunction:
     def lower(self, *args: Any, config=None, **kwargs: Any):
         """Post-pass `ir.Program` for these arguments."""
         self._require_entry("lower")
-        from .compiler import lower_program, parse_specialized
-
-        return lower_program(parse_specialized(self, self._bind(args, kwargs)), _config(config))
+        return lower_program(parse_specialized(self, self._bind(args, kwargs)), run_config(config))
 
     def compile(self, *args: Any, config=None, **kwargs: Any):
         """The cached `CompiledProgram` for this specialization."""
         self._require_entry("compile")
-        config = _config(config)
+        config = run_config(config)
         return self._compiled(self._bind(args, kwargs), config)
 
     def warmup(self, *args: Any, config=None, **kwargs: Any):
@@ -110,8 +116,6 @@ class JITFunction:
         return self.compile(*args, config=config, **kwargs)  # kernels are built eagerly
 
     def _compiled(self, binding: Binding, config):
-        from .compiler import compile_binding, constants_key, source_key
-
         key = (source_key(self), binding.key, constants_key(self), config.compile_key())
         hit = self._cache.get(key)
         if hit is not None:
@@ -146,9 +150,7 @@ class JITFunction:
         if hit is not None and self._constants_unchanged(hit[1]):
             compiled = hit[0]
         else:
-            from .compiler import constant_names, live_value
-
-            compiled = self._compiled(self._bind(args, kwargs), _config(config))
+            compiled = self._compiled(self._bind(args, kwargs), run_config(config))
             if fast_key is not None:
                 if len(self._fast) >= _FAST_ENTRIES:  # e.g. a dynamic dim taking many sizes
                     self._fast.clear()
@@ -167,8 +169,6 @@ class JITFunction:
 
     @staticmethod
     def _constants_unchanged(snapshot: tuple) -> bool:
-        from .compiler import live_value
-
         for fn, name, value in snapshot:
             current = live_value(fn, name)
             if current is not value and current != value:
@@ -194,16 +194,6 @@ def _fast_key(args: tuple, kwargs: dict, config) -> tuple | None:
             meta = tensor_meta(v) if getattr(v, "shape", None) is not None else None
             parts.append((k, meta if meta is not None else (type(v), v)))
     return tuple(parts)
-
-
-def _config(config):
-    from ..runtime import RunConfig
-
-    if config is None:
-        return RunConfig()
-    if not isinstance(config, RunConfig):
-        raise TypeError(f"config= must be a plang.runtime.RunConfig, got {type(config).__name__}")
-    return config
 
 
 class _JITDecorator:

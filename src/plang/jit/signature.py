@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection, TensorLayout
+from ..language.facade import facade
 
 Dim = Any  # int | DynVar | None (unknown until a call supplies it)
 
@@ -151,10 +152,8 @@ def _dotted(node: ast.expr) -> str:
 
 
 def _eval(node: ast.expr, ns: Mapping[str, Any]) -> Any:
-    import plang
-
     code = compile(ast.Expression(node), "<annotation>", "eval")
-    return eval(code, {"__builtins__": {}}, {**ns, "pl": plang})
+    return eval(code, {"__builtins__": {}}, {**ns, "pl": facade()})
 
 
 def describe_dims(dims) -> str:

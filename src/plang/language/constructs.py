@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..dtypes import DataType
 from ..errors import ParserSyntaxError
 from ..ir.enums import SplitMode
-from .dispatch import _ACTIVE, active_state, current_span
+from .dispatch import active_state, current_span, is_parsing
 from .values import wrap
 
 
@@ -123,6 +123,13 @@ def scope(*, mode: Any = None) -> Any:
     """A runtime scope (AUTO dependency tracking unless mode=MANUAL)."""
 
 
+@_construct("scope", "as a `with` item: `with pl.fused(rows=64):`")
+def fused(*, rows: Any = None) -> Any:
+    """A kernel fusion region (written by the FuseTileOps pass): with `rows`, the statements run
+    as one loop over the tiles' rows; without, a producer and a row reduction of it share
+    one pass over the elements."""
+
+
 @_construct("scope", "as a `with` item: `with pl.manual_scope():`")
 def manual_scope() -> Any:
     """A runtime scope with manual dependency tracking."""
@@ -212,7 +219,7 @@ def _positive_slot(n: Any) -> int:
 
 def const(value: int | float, dtype: DataType) -> Any:
     """A constant of an explicit dtype; outside a DSL body it returns `value` unchanged."""
-    if not _ACTIVE:
+    if not is_parsing():
         return value
     from ..ir.expr import ConstFloat, ConstInt
 

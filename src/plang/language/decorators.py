@@ -13,10 +13,14 @@ from typing import Any, Callable
 from ..errors import EagerCallError, ParserError, ParserSyntaxError
 from ..ir.enums import FunctionType, Level, Role
 from ..ir.function import Function, Program
+from .dispatch import ParseState
+from .facade import facade
+from .parser.body import Body
 from .parser.expressions import ExprEvaluator
 from .parser.functions import FunctionOptions, FunctionSource, parse_function
 from .parser.functions import parse_program as parse_program_sources
-from .parser.source import Source, source_of
+from .parser.names import NameScopes
+from .parser.source import Source, SourceTracker, source_of
 
 
 def _closure_of(func: Any) -> dict[str, Any]:
@@ -180,11 +184,10 @@ def program(cls: type | None = None, *, strict_ssa: bool = False) -> Any:
 # --- parsing source text -------------------------------------------------------------------
 
 
-class _ModuleScope(ExprEvaluator):
-    """Evaluates decorator expressions of a parsed module against its namespace."""
-
-    def __init__(self, src: Source, namespace: dict[str, Any]) -> None:
-        self.src, self.globals, self.closure, self.env = src, namespace, {}, [{}]
+def _module_scope(src: Source, namespace: dict[str, Any]) -> ExprEvaluator:
+    """An evaluator of a parsed module's decorator expressions against its namespace."""
+    source = SourceTracker(src)
+    return ExprEvaluator(source, NameScopes(source, namespace, {}), ParseState(), Body())
 
 
 def _options_of(deco: Any) -> FunctionOptions | None:
@@ -194,11 +197,9 @@ def _options_of(deco: Any) -> FunctionOptions | None:
 
 
 def _module_items(code: str, filename: str, source_map: dict | None) -> list[Function | Program]:
-    import plang
-
     src = Source(code, filename, source_map=source_map)
-    namespace: dict[str, Any] = {"pl": plang, "__name__": "__plang_parse__", "__builtins__": builtins}
-    scope = _ModuleScope(src, namespace)
+    namespace: dict[str, Any] = {"pl": facade(), "__name__": "__plang_parse__", "__builtins__": builtins}
+    scope = _module_scope(src, namespace)
     items: list[Function | Program] = []
     for stmt in src.tree.body:
         decos = [scope.eval(d) for d in getattr(stmt, "decorator_list", [])]
@@ -223,7 +224,7 @@ def _module_items(code: str, filename: str, source_map: dict | None) -> list[Fun
                 if isinstance(m, ast.FunctionDef):
                     opts = _options_of(scope.eval(m.decorator_list[0])) if m.decorator_list else None
                     if opts is None:
-                        raise scope.error(
+                        raise scope.source.error(
                             ParserSyntaxError,
                             f"method {m.name!r} of a @pl.program class needs @pl.function",
                             m,
@@ -238,7 +239,7 @@ def _module_items(code: str, filename: str, source_map: dict | None) -> list[Fun
         try:
             exec(compile(ast.Module([stmt], []), filename, "exec"), namespace)
         except Exception as e:  # noqa: BLE001 - user module code; report it at its line
-            raise scope.error(
+            raise scope.source.error(
                 ParserError, f"module-level statement failed: {type(e).__name__}: {e}", stmt
             ) from None
     return items

@@ -1,13 +1,16 @@
 """How DSL values become IR: op calls through the registry, operators, subscripts.
 
-Wrappers only work while the parser evaluates a DSL body; the parser pushes itself as the
-active state (it knows the span of the call being evaluated and the function kind).
+Wrappers only work while the parser evaluates a DSL body; the parser makes its state the
+active one (it knows the span of the call being evaluated and the function kind). The active
+state is a context variable, so threads parsing different kernels at once never see each other's.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Sequence
 
 from ..dtypes import BOOL, FP32, INDEX, DataType
 from ..errors import (
@@ -16,15 +19,14 @@ from ..errors import (
     ParserSyntaxError,
     ParserTypeError,
     UnsupportedConstructError,
+    raised_by_plang,
 )
 from ..ir import expr as E
 from ..ir.enums import SplitMode
 from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
 from ..ir.span import NO_SPAN, Span
 from ..ir.types import ScalarType, TensorType, TileType
-from .values import DSLValue, Scalar, ShapedValue, Tensor, Tile, wrap
-
-_ACTIVE: list[Any] = []
+from .values import DSLValue, Operators, Scalar, ShapedValue, Tensor, Tile, register_operators, wrap
 
 
 class ParseState:
@@ -36,25 +38,36 @@ class ParseState:
     split_mode: SplitMode | None = None
 
 
-def push_state(state: ParseState) -> None:
-    _ACTIVE.append(state)
+_ACTIVE: ContextVar[ParseState | None] = ContextVar("plang_parse_state", default=None)
 
 
-def pop_state() -> None:
-    _ACTIVE.pop()
+@contextmanager
+def parsing(state: ParseState) -> Iterator[None]:
+    """Make `state` the active parse state of this thread / task for the `with` body."""
+    token = _ACTIVE.set(state)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def is_parsing() -> bool:
+    return _ACTIVE.get() is not None
 
 
 def active_state(what: str) -> ParseState:
-    if not _ACTIVE:
+    state = _ACTIVE.get()
+    if state is None:
         raise EagerCallError(
             f"{what} only works inside a DSL function (@pl.function, @pl.program, @pl.jit): "
             "the parser reads the source and builds IR; it cannot run on concrete values"
         )
-    return _ACTIVE[-1]
+    return state
 
 
 def current_span() -> Span:
-    return _ACTIVE[-1].span if _ACTIVE else NO_SPAN
+    state = _ACTIVE.get()
+    return NO_SPAN if state is None else state.span
 
 
 # --- op calls ------------------------------------------------------------------------------
@@ -197,7 +210,8 @@ def candidates(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> list[s
     if shaped:
         order = [shaped[0], "tensor" if shaped[0] == "tile" else "tile"]
     else:
-        order = ["tile", "tensor"] if (_ACTIVE and _ACTIVE[-1].in_core_function) else ["tensor", "tile"]
+        state = _ACTIVE.get()
+        order = ["tile", "tensor"] if (state is not None and state.in_core_function) else ["tensor", "tile"]
     shorts = [name] if not name.endswith("_") else [name, name.rstrip("_")]
     second_is_scalar = len(args) >= 2 and namespace_of(args[1]) is None and _is_scalar_like(args[1])
     out: list[str] = []
@@ -303,6 +317,8 @@ def _fold(name: str, a: Any, b: Any) -> Any:
     try:
         return _PY_OPS[name](a, b)
     except (ArithmeticError, TypeError) as e:
+        if raised_by_plang(e):
+            raise
         raise ParserTypeError(f"cannot evaluate {name} of {a!r} and {b!r} at parse time: {e}") from None
 
 
@@ -492,7 +508,7 @@ def slice_bounds(value: ShapedValue, keys: Sequence[Any]) -> tuple[list[Any], li
 
 def dynamic_dim(value: ShapedValue, axis: int, dim: E.Expr) -> Any:
     """A dynamic dim of `value`: `pl.tensor.dim(t, axis)` when registered, else the dim var."""
-    if isinstance(value, Tensor) and has_op("tensor.dim") and _ACTIVE:
+    if isinstance(value, Tensor) and has_op("tensor.dim") and is_parsing():
         return call_op("tensor.dim", (value, axis), {})
     return wrap(dim)
 
@@ -504,10 +520,14 @@ def as_bool_literal(v: Any) -> E.Expr:
     return e
 
 
+register_operators(Operators(binary_operator, unary_operator, subscript, dynamic_dim, call_op, current_span))
+
 __all__ = [
     "BOOL",
     "ParseState",
     "active_state",
+    "is_parsing",
+    "parsing",
     "call_op",
     "unified_call",
     "binary_operator",

@@ -2,17 +2,18 @@
 
 Each class plays two roles. Subscripted (`pl.Tensor[[64, 128], pl.FP32]`) it is a type
 annotation and yields a `TypeSpec`. Instantiated by the parser it wraps an IR expression,
-and Python operators / subscripts on it build IR through `dispatch`.
+and Python operators / subscripts on it build IR through `dispatch` (`register_operators`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ..dtypes import INDEX, TASK_ID, DataType
 from ..errors import ParserTypeError
 from ..ir.enums import MemorySpace, ParamDirection, TensorLayout
 from ..ir.expr import Expr, Var
+from ..ir.span import Span
 from ..ir.types import (
     ArrayType,
     PtrType,
@@ -83,6 +84,29 @@ def _need_dtype(v: Any, what: str) -> DataType:
     return v
 
 
+class Operators(NamedTuple):
+    """What DSL values build IR with (operators, subscripts, dynamic `.shape` dims, array and
+    tuple items), from `dispatch`. `dispatch` wraps the IR it builds in the value classes, so it
+    imports this module and hands these over with `register_operators` when imported
+    (`plang.language` imports it), not through an import back (a cycle)."""
+
+    binary: Callable[[str, Any, Any], Any]
+    unary: Callable[[str, Any], Any]
+    subscript: Callable[[ShapedValue, Any], DSLValue]
+    dynamic_dim: Callable[[ShapedValue, int, Expr], Any]
+    call_op: Callable[[str, Sequence[Any], dict[str, Any]], DSLValue]
+    current_span: Callable[[], Span]
+
+
+_ops: Operators
+
+
+def register_operators(ops: Operators) -> None:
+    """Called once by `dispatch` at import (see `Operators`)."""
+    global _ops
+    _ops = ops
+
+
 class DSLValue:
     """An IR expression seen from DSL code (what `x` is while the parser evaluates `x + 1`)."""
 
@@ -111,9 +135,7 @@ class DSLValue:
 
     # Python operators; `dispatch` decides between tile / tensor ops and scalar expressions.
     def _bin(self, name: str, other: Any, reflected: bool = False) -> DSLValue:
-        from .dispatch import binary_operator
-
-        return binary_operator(name, other, self) if reflected else binary_operator(name, self, other)
+        return _ops.binary(name, other, self) if reflected else _ops.binary(name, self, other)
 
     def __add__(self, o):
         return self._bin("add", o)
@@ -176,9 +198,7 @@ class DSLValue:
         return self._bin("ge", o)
 
     def __neg__(self):
-        from .dispatch import unary_operator
-
-        return unary_operator("neg", self)
+        return _ops.unary("neg", self)
 
 
 class ShapedValue(DSLValue):
@@ -191,17 +211,13 @@ class ShapedValue(DSLValue):
     @property
     def shape(self) -> list[Any]:
         """Static dims as ints; a dynamic dim as a scalar (`pl.tensor.dim` on tensors)."""
-        from .dispatch import dynamic_dim
-
         return [
-            dim_value(d) if dim_value(d) is not None else dynamic_dim(self, i, d)
+            dim_value(d) if dim_value(d) is not None else _ops.dynamic_dim(self, i, d)
             for i, d in enumerate(self.type.shape)
         ]
 
     def __getitem__(self, key: Any) -> DSLValue:
-        from .dispatch import subscript
-
-        return subscript(self, key)
+        return _ops.subscript(self, key)
 
 
 class Tensor(ShapedValue):
@@ -292,9 +308,7 @@ class TupleValue(DSLValue):
             raise ParserTypeError(f"a tuple index must be an int literal, got {_describe(index)}")
         if not -len(self) <= index < len(self):
             raise ParserTypeError(f"tuple index {index} out of range for a {len(self)}-tuple")
-        from .dispatch import current_span
-
-        return wrap(TupleGetItem(self._expr, index % len(self), current_span()))
+        return wrap(TupleGetItem(self._expr, index % len(self), _ops.current_span()))
 
 
 class Tuple:
@@ -316,9 +330,7 @@ class Array(DSLValue):
         return TypeSpec(ArrayType(parts[0], _need_dtype(parts[1], "pl.Array")))
 
     def __getitem__(self, index: Any) -> DSLValue:
-        from .dispatch import call_op
-
-        return call_op("array.get_element", (self, index), {})
+        return _ops.call_op("array.get_element", (self, index), {})
 
 
 class Ptr:

@@ -5,7 +5,8 @@ registers itself with `@register_pass`; importing `plang.passes` imports every s
 so a new pass only needs its file — pipelines refer to passes by name (`PIPELINES`).
 Every pass is also reachable as `plang.passes.<snake_name>`, e.g.
 `plang.passes.convert_to_ssa()(program)` runs ConvertToSSA alone (checking its required
-properties first). Shared analyses live in `passes/analysis/`.
+properties first). `PassContext` sets instruments, verification, config and disabled passes
+for every run in the current thread. Shared analyses live in `passes/analysis/`.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from .context import PassContext, VerifyLevel
 from .diagnostics import PassError
 from .framework import PASSES, FunctionPass, Pass, get_pass, register_pass, snake_name
-from .instruments import DumpIRInstrument, Instrument, TimingInstrument, VerifyPropertiesInstrument
+from .instruments import (
+    DumpIRInstrument,
+    Instrument,
+    RoundTripInstrument,
+    TimingInstrument,
+    VerifyPropertiesInstrument,
+)
 from .pass_manager import PIPELINES, VERIFIERS, PassManager
 from .properties import PROPERTIES, Property, get_property, property_holds, register_property
 
-_FRAMEWORK_MODULES = {"analysis", "diagnostics", "framework", "instruments", "pass_manager",
+_FRAMEWORK_MODULES = {"analysis", "context", "diagnostics", "framework", "instruments", "pass_manager",
                       "properties"}
 
 
@@ -46,6 +54,7 @@ def __getattr__(name: str) -> type[Pass]:
 
 
 __all__ = ["PASSES", "PIPELINES", "PROPERTIES", "VERIFIERS", "DumpIRInstrument", "FunctionPass",
-           "Instrument", "Pass", "PassError", "PassManager", "Property", "TimingInstrument",
-           "VerifyPropertiesInstrument", "get_pass", "get_property", "property_holds",
-           "register_pass", "register_property", "snake_name"]
+           "Instrument", "Pass", "PassContext", "PassError", "PassManager", "Property",
+           "RoundTripInstrument", "TimingInstrument", "VerifyLevel", "VerifyPropertiesInstrument",
+           "get_pass", "get_property", "property_holds", "register_pass", "register_property",
+           "snake_name"]

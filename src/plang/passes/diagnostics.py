@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import linecache
 
+from ..errors import Error
 from ..ir.span import NO_SPAN, Span
 
 
-class PassError(Exception):
+class PassError(Error):
     """An error found while transforming or verifying IR.
 
     `pass_name` names the pass or property that found it, `span` the user code it is about.

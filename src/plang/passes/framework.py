@@ -16,6 +16,7 @@ import re
 from typing import ClassVar
 
 from ..ir.function import Function, Program
+from .context import PassContext
 from .diagnostics import PassError
 from .properties import Check, get_property, register_property
 
@@ -41,9 +42,19 @@ class Pass:
                                 f"{e.message}", e.span, self.name) from None
 
     def __call__(self, program: Program) -> Program:
-        """Run standalone: check the required properties, then transform."""
+        """Run standalone: check the required properties, then transform, with the current
+        `PassContext`'s instruments around it (as a one-pass pipeline)."""
+        instruments = PassContext.current().instruments_with(())
+        for inst in instruments:
+            inst.run_start(program)
         self.check_required(program)
-        return self.run(program)
+        for inst in instruments:
+            inst.before_pass(self, program)
+        out = self.run(program)
+        held = (self.required - self.invalidated) | self.produced
+        for inst in instruments:
+            inst.after_pass(self, out, held)
+        return out
 
     def __repr__(self) -> str:
         return f"<pass {self.name}>"

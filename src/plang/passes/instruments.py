@@ -6,17 +6,25 @@
 - `VerifyPropertiesInstrument`: after every pass, runs the verifier of every property the
   manager believes holds, so a pass that breaks a property it claims to keep is caught
   where it happens (on in tests, off by default).
+- `RoundTripInstrument(pl.parse)`: after every pass, prints the program, parses it back and
+  checks the result is structurally equal and prints identically (the printer contract);
+  the test suite runs it on every pass (tests/conftest.py).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
+from ..ir.equality import assert_structural_equal
 from ..ir.function import Program
 from .diagnostics import PassError
-from .framework import Pass
 from .properties import get_property
+
+if TYPE_CHECKING:
+    from .framework import Pass
 
 
 class Instrument:
@@ -93,3 +101,51 @@ class VerifyPropertiesInstrument(Instrument):
             except PassError as e:
                 raise PassError(f"after pass {pass_.name}, property {name} no longer holds: "
                                 f"{e.message}", e.span, pass_.name) from None
+
+
+class RoundTripInstrument(Instrument):
+    """After every pass: `parse(program.as_python())` must be structurally equal to the
+    pass's output and print to the same text, else a `PassError` names the pass and the
+    first difference.
+
+    `parse` is the front end's `pl.parse` (passes never import the front end). A program
+    object this thread checked last (a pass that changed nothing) is not checked again, so
+    one instrument can serve any number of threads and runs.
+    """
+
+    def __init__(self, parse: Callable[..., object]) -> None:
+        self.parse = parse
+        self._last = threading.local()
+
+    def after_pass(self, pass_: Pass, program: Program, held: frozenset[str]) -> None:
+        functions = tuple(program.functions.values())
+        if getattr(self._last, "functions", None) == functions:
+            return
+        self.check(program, pass_.name)
+        self._last.functions = functions
+
+    def check(self, program: Program, pass_name: str) -> None:
+        """Raise `PassError` (attributed to `pass_name`) unless `program` round-trips."""
+        where = f"after pass {pass_name}"
+        text = program.as_python()
+        try:
+            parsed = self.parse(text, f"<round trip {where}>")
+        except Exception as e:
+            raise PassError(f"{where}, the printed IR does not parse back: {e}\n{_numbered(text)}",
+                            pass_name=pass_name) from e
+        try:
+            assert_structural_equal(parsed, program)
+        except AssertionError as e:
+            raise PassError(f"{where}, the re-parsed IR differs from the pass's output at {e}\n"
+                            f"{_numbered(text)}", pass_name=pass_name) from None
+        again = parsed.as_python()
+        if again != text:
+            line = next(i for i, (a, b) in enumerate(zip(text.splitlines() + [""], again.splitlines() + [""]))
+                        if a != b)
+            raise PassError(f"{where}, printing is not a fixpoint: line {line + 1} prints as "
+                            f"{text.splitlines()[line:line + 1]} then {again.splitlines()[line:line + 1]}",
+                            pass_name=pass_name)
+
+
+def _numbered(text: str) -> str:
+    return "\n".join(f"{i:4} | {line}" for i, line in enumerate(text.splitlines(), 1))

@@ -8,6 +8,9 @@ While the pipeline is being written, run a prefix of it with `stop_after="Flatte
 The manager tracks which properties hold: before a pass it verifies any required property
 nothing earlier produced (an error names the pass and the property); after it, the held set
 loses the pass's `invalidated` and gains its `produced`.
+
+`run()` reads the current `PassContext`: its instruments run after the manager's own, its
+disabled passes are skipped, and its verify level adds property verification.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from pathlib import Path
 from typing import Sequence
 
 from ..ir.function import Program
+from .context import PassContext, VerifyLevel
+from .diagnostics import PassError
 from .framework import Pass, get_pass
 from .instruments import DumpIRInstrument, Instrument, VerifyPropertiesInstrument
 from .properties import get_property
@@ -31,7 +36,7 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes", "OutlineClusterScopes",
         "ConvertTensorToTileOps", "InferTileMemorySpace", "LowerAutoVectorSplit",
         "ExpandMixedKernel", "LowerPipelineLoops", "DeriveCallDirections",
-        "MaterializeRuntimeScopes", *VERIFIERS,
+        "MaterializeRuntimeScopes", *VERIFIERS, "FuseTileOps",
     ),
 }
 
@@ -73,17 +78,44 @@ class PassManager:
         return list(strategy)
 
     def run(self, program: Program) -> Program:
-        """The program after every pass of the pipeline."""
+        """The program after every pass of the pipeline (the disabled ones skipped)."""
+        ctx = PassContext.current()
+        disabled = {get_pass(n).name for n in ctx.disabled_passes}
+        instruments = ctx.instruments_with(self.instruments)
         held: frozenset[str] = frozenset()
-        for inst in self.instruments:
+        skipped: dict[str, str] = {}  # property -> the disabled pass that would produce it
+        for inst in instruments:
             inst.run_start(program)
         for p in self.passes:
+            if p.name in disabled:
+                skipped.update({prop: p.name for prop in p.produced - held})
+                continue
+            held |= self._check_disabled_producers(p, program, held, skipped)
             p.check_required(program, held)
             held |= p.required
-            for inst in self.instruments:
+            for inst in instruments:
                 inst.before_pass(p, program)
             program = p.run(program)
             held = (held - p.invalidated) | p.produced
-            for inst in self.instruments:
+            for inst in instruments:
                 inst.after_pass(p, program, held)
+        if ctx.verify_level >= VerifyLevel.ALL:
+            ran = {p.name for p in self.passes} - disabled
+            for name in VERIFIERS:
+                if name not in ran:
+                    get_property(name).verify(program)
         return program
+
+    @staticmethod
+    def _check_disabled_producers(p: Pass, program: Program, held: frozenset[str],
+                                  skipped: dict[str, str]) -> frozenset[str]:
+        """Verify the properties `p` requires that only a disabled pass would have produced."""
+        props = frozenset(prop for prop in p.required - held if prop in skipped)
+        for prop in sorted(props):
+            try:
+                get_property(prop).verify(program)
+            except PassError as e:
+                raise PassError(f"pass {p.name} requires property {prop}, which the IR lacks; pass "
+                                f"{skipped[prop]}, which produces it, is disabled by the PassContext: "
+                                f"{e.message}", e.span, p.name) from None
+        return props

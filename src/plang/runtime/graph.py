@@ -25,11 +25,12 @@ from typing import Any, Sequence
 
 import torch
 
+from ..errors import Error
 from ..ir.enums import ParamDirection
 from .tensor_map import OverlapMap, Segment, footprint
 
 
-class GraphReplayError(RuntimeError):
+class GraphReplayError(Error, RuntimeError):
     """A ``pl.graph`` region executed differently from its recorded topology."""
 
 

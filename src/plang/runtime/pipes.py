@@ -50,6 +50,7 @@ import numpy as np
 import torch
 
 from .. import native_build
+from ..errors import Error
 
 DEFAULT_SLOTS = 2
 STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "without a matching pop",
@@ -75,7 +76,7 @@ _SIGNATURES = {
 }
 
 
-class PipeError(RuntimeError):
+class PipeError(Error, RuntimeError):
     """A pipe operation failed: timeout (deadlock), size mismatch or misuse."""
 
 

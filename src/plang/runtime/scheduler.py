@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+from ..errors import Error
 from ..ir.enums import ParamDirection, ScopeMode
 from .aux_threads import AuxThreads
 from .graph import GraphRecording, GraphRun
@@ -51,7 +52,7 @@ _DISPATCH = -1  # block index of a work item that has not been dispatched yet
 HOST_LANE = "host"  # profile lane of work the waiting host thread runs while every core is idle
 
 
-class TaskError(RuntimeError):
+class TaskError(Error, RuntimeError):
     """A task failed; ``task`` is the failed `Task`, ``__cause__`` the kernel's exception."""
 
     def __init__(self, message: str, task: Task) -> None:
@@ -59,7 +60,7 @@ class TaskError(RuntimeError):
         self.task = task
 
 
-class TaskGroupError(RuntimeError):
+class TaskGroupError(Error, RuntimeError):
     """A member kernel of a Group failed, or a pipe between them timed out."""
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import atexit
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import torch
 
 from ..dtypes import DataType
-from .compiled import CompiledProgram
 from .config import RunConfig
 from .device_tensor import DeviceTensor, as_torch
 from .dump import TensorDumper
@@ -23,6 +22,9 @@ from .graph import GraphRecording
 from .orchestrator import Orchestrator
 from .profiling import Profiler
 from .scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from .compiled import CompiledProgram
 
 
 class ProgramHandle:
@@ -87,7 +89,8 @@ class ChipWorker:
         self._check_open()
         handle = self._handles.get(id(compiled))
         if handle is None:
-            if not isinstance(compiled, CompiledProgram):
+            if not (isinstance(getattr(compiled, "kernels", None), dict)
+                    and hasattr(compiled, "orchestration")):
                 raise TypeError(f"register() takes a CompiledProgram, got {type(compiled).__name__}")
             for kernel in compiled.kernels.values():
                 load = getattr(kernel, "load", None)

@@ -17,6 +17,7 @@ import functools
 import os
 from dataclasses import dataclass
 
+from ..errors import Error
 from . import host
 
 ENV_VAR = "PLANG_ISA"
@@ -45,7 +46,7 @@ _LEVELS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 _X86_LEVELS = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4")
 
 
-class IsaError(ValueError):
+class IsaError(Error, ValueError):
     """An unknown ISA spec, or one this host cannot run."""
 
 

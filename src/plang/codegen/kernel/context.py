@@ -1,22 +1,55 @@
 """`LowerContext`: the state shared by the op lowerings of one kernel — the builder, the
-binding of IR variables to MLIR values / tile buffers / DDR memrefs, and error reporting."""
+binding of IR variables to MLIR values / tile buffers / DDR memrefs, the `Request` of the
+call being lowered, and error reporting.
+
+The statement walker (`lower.py`) is injected as the context's `Driver`, so op lowerings
+reach it (to lower a fused producer operand or a region body) without importing it.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, Protocol
 
 from ... import ir as pir
 from ...dtypes import INDEX, DataType
+from ...passes.analysis.row_regions import use_counts
 from .abi import SUPPORTED_DTYPES
 from .builder import KernelBuilder, TileBuf
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
 from .mlir import KernelCompileError, arith, ir, llvm, memref
+from .reductions import reduce_rows
 from .vectors import LazyTile, Operand, lazy_map, materialize
 
 
 def unsupported(where: str, dtype: DataType) -> KernelCompileError:
     return KernelCompileError(f"{where}: dtype {dtype.name} is not supported by the kernel backend")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the caller asks of one op call's lowering.
+
+    dest: a buffer to compute the tile result into when it fits (a loop's carried buffer);
+    lazy: the result may stay a `LazyTile` (the call is a fused producer, `FuseTileOps`);
+    reduce: a row reduction of the result to compute in the same pass, (its Assign, op name,
+    its own dest); its buffer lands in `LowerContext.prebound`.
+    """
+
+    call: pir.Call
+    dest: TileBuf | None = None
+    lazy: bool = False
+    reduce: tuple[pir.Assign, str, TileBuf | None] | None = None
+
+
+class Driver(Protocol):
+    """The statement walker, as op lowerings see it."""
+
+    def lower_call(self, lc: LowerContext, request: Request) -> Any: ...
+
+    def lower_block(self, lc: LowerContext, stmts: list, hints: dict) -> list | None: ...
 
 
 @dataclass
@@ -58,29 +91,50 @@ def tile_dims(t: pir.TileType, where: str) -> tuple[int, int]:
 
 
 class LowerContext:
-    def __init__(self, kb: KernelBuilder, function: pir.Function, ctx_ptr: ir.Value) -> None:
+    def __init__(self, kb: KernelBuilder, function: pir.Function, ctx_ptr: ir.Value, driver: Driver) -> None:
         self.kb = kb
         self.function = function
         self.ctx_ptr = ctx_ptr
+        self.driver = driver
         self.env: dict[pir.Var, Any] = {}
-        self.call: pir.Call | None = None
-        self.dest: TileBuf | None = None
-        self.defer = False  # the current call's result may stay lazy (single use, fusible)
-        # A row reduction of the current call's result to compute in the same pass:
-        # (reduction Assign, op name); its result lands in `prebound`.
-        self.fused_reduction: tuple[pir.Assign, str] | None = None
+        self.request: Request | None = None
         self.prebound: dict[pir.Assign, TileBuf] = {}
         self.row_mode: RowMode | None = None
-        self._use_counts: dict | None = None
+        self._use_counts: Counter | None = None
 
     @property
-    def use_counts(self) -> dict:
-        """How often each Var is used in the function body (computed once)."""
+    def use_counts(self) -> Counter:
+        """How often each Var is read in the function body (computed once)."""
         if self._use_counts is None:
-            from .lower import count_uses
-
-            self._use_counts = count_uses(self.function.body)
+            self._use_counts = use_counts([self.function.body])
         return self._use_counts
+
+    @property
+    def call(self) -> pir.Call | None:
+        """The op call being lowered."""
+        return self.request.call if self.request is not None else None
+
+    @property
+    def defer(self) -> bool:
+        """The current call's result may stay lazy."""
+        return self.request is not None and self.request.lazy
+
+    @contextmanager
+    def lowering(self, request: Request) -> Iterator[None]:
+        """Lower `request.call` (requests nest: a fused producer inside its consumer)."""
+        saved, self.request = self.request, request
+        try:
+            yield
+        finally:
+            self.request = saved
+
+    @contextmanager
+    def in_row_mode(self, mode: RowMode) -> Iterator[None]:
+        self.row_mode = mode
+        try:
+            yield
+        finally:
+            self.row_mode = None
 
     # -- errors ---------------------------------------------------------------------------
     def where(self, op: str) -> str:
@@ -106,7 +160,13 @@ class LowerContext:
             raise self.error(f"variable {e.name!r} is used before it is defined") from None
 
     def operand(self, e: pir.Expr) -> TileBuf | LazyTile:
-        """A tile operand read chunk by chunk (may stay lazy)."""
+        """A tile operand read chunk by chunk (may stay lazy); a call operand is a fused
+        producer, computed where it is read."""
+        if isinstance(e, pir.Call):
+            v = self.driver.lower_call(self, Request(e, lazy=True))
+            if not isinstance(v, (TileBuf, LazyTile)):
+                raise self.error(f"{e.op.name} does not produce a tile")
+            return v
         v = self._bound(e)
         if not isinstance(v, (TileBuf, LazyTile)):
             raise self.error(f"{e.name!r} is not a tile")
@@ -118,7 +178,9 @@ class LowerContext:
         if isinstance(v, LazyTile):
             buf = self.kb.alloc_tile(v.dtype, v.rows, v.cols, v.valid)
             materialize(self.kb, buf, v)
-            self.env[e] = v = buf
+            if isinstance(e, pir.Var):
+                self.env[e] = buf
+            v = buf
         return v
 
     def ddr(self, e: pir.Expr) -> DdrTensor:
@@ -144,9 +206,7 @@ class LowerContext:
         return convert(v, d, INDEX)
 
     def scalar_call(self, call: pir.Call) -> tuple[ir.Value, DataType]:
-        from .lower import lower_call
-
-        value = lower_call(self, call)
+        value = self.driver.lower_call(self, Request(call))
         if not isinstance(value, tuple):
             raise self.error(f"{call.op.name} does not produce a scalar")
         return value
@@ -202,7 +262,7 @@ class LowerContext:
         t = self.call.type
         if not isinstance(t, pir.TileType):
             raise self.error(f"{self.call.op.name} result is not a tile")
-        d = self.dest
+        d = self.request.dest
         if d is not None and d.dtype is t.dtype and (d.rows, d.cols) == self.dims(t, ""):
             return self.kb.with_valid(d, self.valid_of(t))
         return self.new_tile(t)
@@ -222,20 +282,14 @@ class LowerContext:
         return out
 
     def store_result(self, out: TileBuf, lazy: LazyTile) -> None:
-        """Compute `lazy` into `out`, with a pending fused row reduction of it if any."""
-        if self.fused_reduction is None:
+        """Compute `lazy` into `out`, with the requested single-pass row reduction of it."""
+        if self.request.reduce is None:
             materialize(self.kb, out, lazy)
             return
-        from .lower_reduce import materialize_reducing
-
-        stmt, op = self.fused_reduction
-        saved = self.call
-        self.call = stmt.value
-        try:
+        stmt, op, dest = self.request.reduce
+        with self.lowering(Request(stmt.value, dest)):
             red = self.result_tile()
-        finally:
-            self.call = saved
-        materialize_reducing(self.kb, out, lazy, op, red)
+        reduce_rows(self.kb, out, op, red, lazy)
         self.prebound[stmt] = red
 
     # -- launch context -------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from ... import ir as pir
 from ...dtypes import DataType
+from ...passes.fuse_tile_ops import FuseTileOps
 from ...target import Device, Isa
 from .abi import (
     C_HEADER,
@@ -130,7 +131,9 @@ def _runtime_pipe_api():
 def compile_kernel(function: pir.Function, device: Device | None = None, *,
                    external_source: str | None = None) -> Kernel:
     """Compile a core function of lowered IR to native code for `device.isa` (default
-    `Isa.default()`); the CPU backend's code does not depend on the chip's geometry."""
+    `Isa.default()`); the CPU backend's code does not depend on the chip's geometry. A
+    function that has not been through the pass pipeline gets its fusion decisions
+    (`FuseTileOps`) here."""
     source = external_source or function.attrs.get("external_source")
     if source:
         return compile_external(function, source)
@@ -138,6 +141,7 @@ def compile_kernel(function: pir.Function, device: Device | None = None, *,
     from . import mlir
     from .lower import build_module
 
+    function = FuseTileOps().run_on_function(function, None)  # a no-op on pipeline output
     target = device.isa if device is not None else Isa.default()
     what = f"kernel {function.name!r} ({target.spec()})"
     with mlir.new_context(), mlir.ir.Location.unknown(), kernel_isa.using(target):

@@ -7,6 +7,11 @@ args are carried by the loop; tile iter args live in a buffer the body updates i
 `If` → `scf.if`, `While` → `scf.while`. Every tile op dispatches through `LOWERINGS`
 (op name → lowering function); an op without one is a compile-time error naming the op and
 the function.
+
+Fusion is decided before codegen (`passes/fuse_tile_ops.py`) and read here: a call operand
+is a fused producer computed chunk by chunk where it is read (`LowerContext.operand`);
+`with pl.fused(rows=R)` is a row region (`lower_rows.py`); `with pl.fused()` computes a
+producer and a row reduction of it in one pass.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from typing import Any, Callable
 
 from ... import ir as pir
 from ...dtypes import BOOL, INDEX
+from ...passes.analysis.row_regions import through_fused
+from ...passes.analysis.var_uses import expr_vars, used_vars
 from . import (
     lower_batch_matmul,
     lower_cast,
@@ -30,11 +37,11 @@ from . import (
 )
 from .abi import TensorArg, kernel_signature
 from .builder import KernelBuilder, TileBuf, mlir_type
-from .context import DdrTensor, LowerContext
-from .lower_rows import lower_row_region, row_regions
+from .context import DdrTensor, LowerContext, Request
+from .lower_rows import lower_row_region
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
-from .vectors import LazyTile, full, map_chunks, materialize
+from .vectors import LazyTile, copy_tile
 
 Lowering = Callable[[LowerContext, str, dict], Any]
 LOWERINGS: dict[str, Lowering] = {}
@@ -44,10 +51,6 @@ for _module in (lower_elementwise, lower_cast, lower_memory, lower_reduce, lower
     _module.register(LOWERINGS)
 
 _CONTEXT_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1, "tile.get_subblock_idx": 2}
-# Ops that read each element before writing the same element, so their result may overwrite
-# an operand's buffer.
-_IN_PLACE_SAFE = {f"tile.{n}" for n in lower_elementwise.BINARY + lower_elementwise.SCALAR_BINARY
-                  + lower_elementwise.UNARY}
 
 
 def tensor_memref_type(t: pir.TensorType) -> ir.MemRefType:
@@ -76,7 +79,7 @@ def build_module(function: pir.Function) -> ir.Module:
                  for p, a in zip(function.params, sig.args)]
     arg_types.append(ir.Type.parse("!llvm.ptr"))
     kb = KernelBuilder(function.name, arg_types)
-    lc = LowerContext(kb, function, kb.args[-1])
+    lc = LowerContext(kb, function, kb.args[-1], _Driver())
     with ir.InsertionPoint(kb.entry):
         dynamic_dims: dict[pir.Var, tuple[DdrTensor, int]] = {}
         for p, a, v in zip(function.params, sig.args, kb.args):
@@ -119,27 +122,34 @@ def bound_args(call: pir.Call) -> dict[str, Any]:
     return out
 
 
-def lower_call(lc: LowerContext, call: pir.Call, dest: TileBuf | None = None) -> Any:
+class _Driver:
+    """The statement walker as `LowerContext.driver`."""
+
+    def lower_call(self, lc: LowerContext, request: Request) -> Any:
+        return lower_call(lc, request)
+
+    def lower_block(self, lc: LowerContext, stmts: list, hints: dict) -> list | None:
+        return lower_stmts(lc, stmts, hints)
+
+
+def lower_call(lc: LowerContext, request: Request) -> Any:
+    call = request.call
     if isinstance(call.op, pir.GlobalVar):
         raise lc.error(f"call of function {call.op.name!r} inside a kernel is not supported; "
                        "inline it first")
     name = call.op.name
-    saved = lc.call, lc.dest
-    lc.call, lc.dest = call, dest
-    try:
+    with lc.lowering(request):
         if name in _CONTEXT_OPS:
             return lc.context_field(_CONTEXT_OPS[name]), INDEX
         fn = LOWERINGS.get(name)
         if fn is None:
             raise lc.error(f"op {name} is not supported by the kernel backend")
         return fn(lc, name.split(".", 1)[1], bound_args(call))
-    finally:
-        lc.call, lc.dest = saved
 
 
-def _value_of(lc: LowerContext, e: pir.Expr, dest: TileBuf | None = None) -> Any:
+def _value_of(lc: LowerContext, e: pir.Expr, dest: TileBuf | None = None, lazy: bool = False) -> Any:
     if isinstance(e, pir.Call):
-        return lower_call(lc, e, dest)
+        return lower_call(lc, Request(e, dest, lazy=lazy and isinstance(e.type, pir.TileType)))
     if isinstance(e, pir.Var) and not isinstance(e.type, pir.ScalarType):
         return lc._bound(e)
     return lower_scalar(lc, e)
@@ -152,33 +162,15 @@ def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) 
     return lower_stmts(lc, pir.flatten(s), hints or {})
 
 
-def lower_stmts(lc: LowerContext, stmts: list, hints: dict, pinned: frozenset = frozenset()) -> list | None:
-    """Lower `stmts` (`hints`: Assign -> buffer to compute its tile into; `pinned`: Assigns
-    whose tile result must be computed into a buffer, never left lazy). Runs of row-local
-    statements go through `lower_rows` (outside row mode)."""
+def lower_stmts(lc: LowerContext, stmts: list, hints: dict) -> list | None:
+    """Lower `stmts` (`hints`: Assign -> buffer to compute its tile into)."""
     yielded = None
-    regions = {} if lc.row_mode is not None else {i: (j, rows) for i, j, rows in row_regions(stmts)}
-    in_region = {id(st) for i, (j, _) in regions.items() for st in stmts[i:j]}
-    deferred = _deferrable(stmts, hints, pinned)
-    fused = _fusible_reductions(stmts, hints, deferred, in_region)
-    skip_to = 0
-    for k, st in enumerate(stmts):
-        if k < skip_to:
-            continue
-        if k in regions:
-            skip_to, rows = regions[k]
-            lower_row_region(lc, stmts[k:skip_to], rows, hints)
-            continue
+    for st in stmts:
         if isinstance(st, pir.Assign):
             if st in lc.prebound:
                 lc.bind(st.var, lc.prebound.pop(st))
                 continue
-            lc.defer = st in deferred
-            lc.fused_reduction = fused.get(st)
-            try:
-                lc.bind(st.var, _value_of(lc, st.value, hints.get(st)))
-            finally:
-                lc.defer, lc.fused_reduction = False, None
+            lc.bind(st.var, _value_of(lc, st.value, hints.get(st)))
         elif isinstance(st, pir.Eval):
             _value_of(lc, st.expr)
         elif isinstance(st, pir.For):
@@ -188,114 +180,33 @@ def lower_stmts(lc: LowerContext, stmts: list, hints: dict, pinned: frozenset = 
         elif isinstance(st, pir.While):
             _lower_while(lc, st)
         elif isinstance(st, pir.Yield):
-            yielded = [_value_of(lc, v) for v in st.values]
+            yielded = [_value_of(lc, v, lazy=True) for v in st.values]
         elif isinstance(st, pir.Return):
             continue
+        elif isinstance(st, pir.Scope) and st.kind is pir.ScopeKind.Fused:
+            body = pir.flatten(st.body)
+            if "rows" in st.attrs:
+                lower_row_region(lc, body, st.attrs["rows"], hints)
+            else:
+                _lower_single_pass(lc, body, hints)
         else:
             raise lc.error(f"statement {type(st).__name__} is not supported in kernels")
     return yielded
 
 
-def copy_tile(lc: LowerContext, src: TileBuf | LazyTile, dst: TileBuf) -> None:
-    if isinstance(src, LazyTile):
-        materialize(lc.kb, dst, src)
-    elif src.buf != dst.buf:
-        map_chunks(lc.kb, dst, [full(src)], lambda v: v[0], convert=False)
-
-
-_FUSIBLE = ({"tile.load", "tile.cast", "tile.lrelu", "tile.cmp", "tile.cmps", "tile.sel", "tile.sels",
-             "tile.expands", "tile.full", "tile.move", "tile.fillpad", "tile.reshape"}
-            | _IN_PLACE_SAFE
-            | {f"tile.{d}_expand{op}" for d in ("row", "col")
-               for op in [""] + [f"_{o}" for o in lower_elementwise.EXPAND_OPS]})
-
-
-def _deferrable(stmts: list, hints: dict, pinned: frozenset) -> set:
-    """Assignments whose tile result may stay lazy: a fusible op whose value is used exactly
-    once, directly by a later statement of the same block, with only non-writing assignments
-    in between (so nothing it reads can change before it is computed)."""
-    counts = count_uses(stmts)
-    out = set()
-    for i, st in enumerate(stmts):
-        if (not isinstance(st, pir.Assign) or st in hints or st in pinned
-                or not isinstance(st.value, pir.Call) or isinstance(st.value.op, pir.GlobalVar)
-                or st.value.op.name not in _FUSIBLE
-                or counts.get(st.var) != 1):
-            continue
-        for later in stmts[i + 1:]:
-            direct = _direct_exprs(later)
-            if direct is not None and st.var in uses(direct):
-                out.add(st)
-                break
-            if not _harmless(later, hints):
-                break
-    return out
-
-
-def _fusible_reductions(stmts: list, hints: dict, deferred: set, in_region: set) -> dict:
-    """Producer assignment -> (row reduction assignment, op) for a row reduction of a tile
-    that is computed into a buffer by a fusible op, with only non-writing assignments
-    between: the reduction is done in the producer's pass (never one a row region lowers)."""
-    out = {}
-    for i, st in enumerate(stmts):
-        if (not isinstance(st, pir.Assign) or st in deferred or not isinstance(st.value, pir.Call)
-                or isinstance(st.value.op, pir.GlobalVar) or st.value.op.name not in _FUSIBLE
-                or not isinstance(st.var.type, pir.TileType)):
-            continue
-        for later in stmts[i + 1:]:
-            v = getattr(later, "value", None)
-            if id(later) in in_region:
-                break
-            if (isinstance(later, pir.Assign) and isinstance(v, pir.Call)
-                    and not isinstance(v.op, pir.GlobalVar) and later not in hints
-                    and v.op.name in lower_reduce.FUSIBLE_ROW_REDUCTIONS and v.args[0] is st.var):
-                out[st] = (later, v.op.name.split("_", 1)[1])
-                break
-            if not _harmless(later, hints):
-                break
-    return out
-
-
-def _direct_exprs(st: pir.Stmt) -> list | None:
-    if isinstance(st, pir.Assign):
-        return [st.value]
-    if isinstance(st, pir.Eval):
-        return [st.expr]
-    if isinstance(st, pir.Yield):
-        return list(st.values)
-    return None
-
-
-def _harmless(st: pir.Stmt, hints: dict) -> bool:
-    """An assignment that writes no memory a lazy tile could read."""
-    if not isinstance(st, pir.Assign) or st in hints:
-        return False
-    v = st.value
-    return not isinstance(v, pir.Call) or (not isinstance(v.op, pir.GlobalVar) and not v.op.facts.writes)
-
-
-def count_uses(node: Any) -> dict:
-    """Var -> how many times an IR node (or list of them) uses it."""
-    counts: dict = {}
-    _count_uses(node, counts)
-    return counts
-
-
-def _count_uses(node: Any, counts: dict) -> None:
-    if isinstance(node, pir.Var):
-        counts[node] = counts.get(node, 0) + 1
-        return
-    if isinstance(node, (list, tuple)):
-        for x in node:
-            _count_uses(x, counts)
-    elif isinstance(node, pir.Assign):
-        _count_uses(node.value, counts)
-    elif isinstance(node, pir.Node) and not isinstance(node, pir.Type):
-        for _, v in node.fields():
-            _count_uses(v, counts)
-    elif hasattr(node, "values") and callable(node.values):
-        for v in node.values():
-            _count_uses(v, counts)
+def _lower_single_pass(lc: LowerContext, body: list, hints: dict) -> None:
+    """`with pl.fused():` a producer, then (after non-writing assignments) a row reduction
+    of its tile, computed in one pass over the elements."""
+    first, last = body[0], body[-1]
+    red = last.value if isinstance(last, pir.Assign) else None
+    if (len(body) < 2 or not isinstance(first, pir.Assign) or not isinstance(red, pir.Call)
+            or isinstance(red.op, pir.GlobalVar) or red.op.facts.reduction is None
+            or not red.args or red.args[0] is not first.var):
+        raise lc.error("`with pl.fused():` must hold a tile producer first and a row reduction "
+                       "of its result last")
+    request = Request(first.value, hints.get(first), reduce=(last, red.op.facts.reduction, hints.get(last)))
+    lc.bind(first.var, lower_call(lc, request))
+    lower_stmts(lc, body[1:], hints)
 
 
 def _carried(lc: LowerContext, iter_args, inits) -> tuple[list, list]:
@@ -306,7 +217,7 @@ def _carried(lc: LowerContext, iter_args, inits) -> tuple[list, list]:
             src = init if isinstance(init, TileBuf) else None
             buf = lc.new_tile(ia.type)
             if src is not None:
-                copy_tile(lc, src, buf)
+                copy_tile(lc.kb, src, buf)
             buffers.append((ia, buf))
         elif isinstance(ia.type, pir.TensorType):
             buffers.append((ia, init))
@@ -317,8 +228,9 @@ def _carried(lc: LowerContext, iter_args, inits) -> tuple[list, list]:
 
 
 def _yield_hints(body: pir.Stmt, buffers: list) -> dict:
-    """Assignments whose result may be computed straight into a tile iter arg's buffer."""
-    stmts = pir.flatten(body)
+    """Assignments whose result may be computed straight into a tile iter arg's buffer
+    (those inside a fused region included)."""
+    stmts = through_fused(pir.flatten(body))
     if not stmts or not isinstance(stmts[-1], pir.Yield):
         return {}
     tiles = {ia: buf for ia, buf in buffers if isinstance(buf, TileBuf)}
@@ -330,47 +242,24 @@ def _yield_hints(body: pir.Stmt, buffers: list) -> dict:
             continue
         i = by_var[y]
         st = stmts[i]
-        if not isinstance(st.value, pir.Call) or any(ia in uses(s) for s in stmts[i + 1:-1]):
+        if not isinstance(st.value, pir.Call) or any(ia in used_vars(s) for s in stmts[i + 1:-1]):
             continue
-        if ia in uses(st.value) and not _in_place_ok(st.value, ia):
+        if ia in expr_vars(st.value) and not _in_place_ok(st.value, ia):
             continue
         hints[st] = tiles[ia]
     return hints
 
 
 def _in_place_ok(call: pir.Call, ia: pir.Var) -> bool:
-    name = call.op.name
-    if name in _IN_PLACE_SAFE:
+    if isinstance(call.op, pir.GlobalVar):
+        return False
+    facts = call.op.facts
+    if facts.in_place_safe:
         return True
-    if name in lower_matmul.ACCUMULATING:
-        return call.args[0] is ia and all(ia not in uses(a) for a in call.args[1:])
+    if facts.accumulator is not None:
+        acc = bound_args(call)[facts.accumulator]
+        return acc is ia and all(ia not in expr_vars(a) for a in call.args if a is not acc)
     return False
-
-
-def uses(node: Any) -> set:
-    """Every Var referenced by an IR node (recursively)."""
-    found: set = set()
-    _collect(node, found)
-    return found
-
-
-def _collect(node: Any, found: set) -> None:
-    if isinstance(node, pir.Var):
-        found.add(node)
-        if isinstance(node, pir.IterArg):
-            _collect(node.init, found)
-        return
-    if isinstance(node, (list, tuple)):
-        for x in node:
-            _collect(x, found)
-        return
-    if isinstance(node, pir.Node) and not isinstance(node, pir.Type):
-        for _, v in node.fields():
-            _collect(v, found)
-        return
-    if hasattr(node, "values") and callable(node.values):
-        for v in node.values():
-            _collect(v, found)
 
 
 def _lower_for(lc: LowerContext, st: pir.For) -> None:
@@ -397,8 +286,8 @@ def _finish_yield(lc: LowerContext, carried, yielded: list, buffers: dict) -> li
     out = []
     for ia, y in zip(carried, yielded):
         if ia in buffers:
-            if isinstance(y, TileBuf):
-                copy_tile(lc, y, buffers[ia])
+            if isinstance(y, (TileBuf, LazyTile)):
+                copy_tile(lc.kb, y, buffers[ia])
         else:
             v, d = y
             out.append(convert(v, d, ia.type.dtype))
@@ -428,7 +317,7 @@ def _lower_if(lc: LowerContext, st: pir.If) -> None:
             out = []
             for rv, y in zip(st.return_vars, yielded):
                 if rv in buffers:
-                    copy_tile(lc, y, buffers[rv])
+                    copy_tile(lc.kb, y, buffers[rv])
                 elif isinstance(rv.type, pir.TensorType):
                     tensors[rv] = y
                 else:

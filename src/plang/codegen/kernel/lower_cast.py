@@ -17,9 +17,8 @@ from ...dtypes import BOOL, INT64, DataType
 from . import isa
 from .builder import mlir_type
 from .context import LowerContext, unsupported
-from .lower_elementwise import compare
 from .mlir import arith, ir, math
-from .vector_math import splat
+from .vector_math import compare, splat
 from .vectors import full
 
 _MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")

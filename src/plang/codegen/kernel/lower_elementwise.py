@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Callable
 
 from ...dtypes import BOOL, DataType
+from ...ir.ops import ops_where
 from . import vector_math, vector_trig
 from .builder import compute_dtype
 from .context import LowerContext, unsupported
 from .mlir import arith, ir, math
-from .vector_math import splat
+from .vector_math import cmp_name, compare, splat
 from .vectors import full, per_col, per_row, scalar
 
 Vals = list
@@ -53,27 +54,6 @@ def _binary_fn(op: str, d: DataType, where: str) -> Callable[[ir.Value, ir.Value
     if fn is None:
         raise unsupported(where, d)
     return fn
-
-
-_CMP_F = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE, "lt": arith.CmpFPredicate.OLT,
-          "le": arith.CmpFPredicate.OLE, "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
-_CMP_S = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
-_CMP_U = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
-CMP_NAMES = ("eq", "ne", "lt", "le", "gt", "ge")
-
-
-def cmp_name(code) -> str:
-    if isinstance(code, str):
-        return code
-    return CMP_NAMES[int(code)]
-
-
-def compare(a: ir.Value, b: ir.Value, d: DataType, name: str) -> ir.Value:
-    """An i1 vector: a <name> b."""
-    if _is_float(d):
-        return arith.cmpf(_CMP_F[name], a, b)
-    pred = (_CMP_S if _signed(d) else _CMP_U)[name]
-    return arith.cmpi(getattr(arith.CmpIPredicate, pred), a, b)
 
 
 def _to_bool(v: ir.Value) -> ir.Value:
@@ -120,6 +100,31 @@ def lower_unary(lc: LowerContext, short: str, a: dict) -> object:
     x = lc.operand(a.get("input", a.get("tile")))
     fn = _unary_fn(short, x.dtype, lc.where(f"tile.{short}"))
     return lc.elementwise([full(x)], lambda v: fn(v[0]))
+
+
+class _ChunkMath:
+    """`OpFacts.semantics` evaluated on vector chunks of compute dtype (`like`: a chunk)."""
+
+    def __init__(self, dtype: DataType, like: ir.Value, where: str) -> None:
+        self.dtype, self.like, self.where = dtype, like, where
+
+    def const(self, v: float) -> ir.Value:
+        return splat(self.like.type, float(v))
+
+    def __getattr__(self, name: str) -> Callable[..., ir.Value]:
+        if name in BINARY:
+            return _binary_fn(name, self.dtype, self.where)
+        return _unary_fn(name, self.dtype, self.where)
+
+
+def lower_composite(lc: LowerContext, short: str, a: dict) -> object:
+    """An elementwise op defined by its scalar semantics (`ir/ops/composite.py`)."""
+    call = lc.call
+    x = lc.operand(a["input"])
+    if not _is_float(x.dtype):
+        raise unsupported(lc.where(call.op.name), x.dtype)
+    semantics, where = call.op.facts.semantics, lc.where(call.op.name)
+    return lc.elementwise([full(x)], lambda v: semantics(_ChunkMath(x.dtype, v[0], where), v[0]))
 
 
 def lower_lrelu(lc: LowerContext, short: str, a: dict) -> object:
@@ -195,6 +200,8 @@ EXPAND_OPS = ("add", "sub", "mul", "div", "max", "min", "expdif")
 
 
 def register(table: dict) -> None:
+    for name in ops_where(lambda op: op.facts.semantics is not None, "tile"):
+        table[name] = lower_composite
     for n in BINARY:
         table[f"tile.{n}"] = lower_binary
     for n in SCALAR_BINARY:

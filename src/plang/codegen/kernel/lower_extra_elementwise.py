@@ -15,9 +15,8 @@ from typing import Callable
 from ...dtypes import DataType
 from .builder import compute_dtype
 from .context import LowerContext, unsupported
-from .lower_elementwise import compare
 from .mlir import arith, ir
-from .vector_math import splat
+from .vector_math import compare, splat
 from .vectors import full, scalar, to_compute, to_storage
 
 

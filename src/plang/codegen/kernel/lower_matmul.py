@@ -34,7 +34,6 @@ from .mlir import arith, ir, memref, scf, vector
 from .vector_math import splat
 from .vectors import LazyTile, read_chunk
 
-ACCUMULATING = ("tile.matmul_acc", "tile.gemv_acc")
 LANES = 16
 _ACC = {FP32: FP32, FP16: FP32, BF16: FP32, INT8: INT32}
 

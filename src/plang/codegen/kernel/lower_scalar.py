@@ -13,6 +13,7 @@ from ...dtypes import BOOL, INDEX, DataType
 from . import isa
 from .builder import compute_dtype, mlir_type
 from .mlir import arith, ir, math
+from .vector_math import compare
 
 if TYPE_CHECKING:
     from .context import LowerContext
@@ -70,8 +71,6 @@ def _binop(lc: LowerContext, e: pir.BinaryExpr) -> tuple[ir.Value, DataType]:
     d = e.dtype if e.dtype is not BOOL else _common(da, db)
     a, b = convert(a, da, d), convert(b, db, d)
     if e.is_comparison:
-        from .lower_elementwise import compare
-
         return compare(a, b, d, {"Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt",
                                  "Ge": "ge"}[name]), BOOL
     if d.is_float:

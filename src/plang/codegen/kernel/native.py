@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import native_build
+from ...errors import Error
 
 __all__ = ["KernelCompileError", "NativeFunction", "packed_symbol", "link_shared_object",
            "load_shared_object", "atomic_target", "helper_library", "helper_object"]
@@ -27,7 +28,7 @@ __all__ = ["KernelCompileError", "NativeFunction", "packed_symbol", "link_shared
 _HELPERS = Path(__file__).parent / "native_src" / "conversions.c"
 
 
-class KernelCompileError(RuntimeError):
+class KernelCompileError(Error, RuntimeError):
     """A kernel could not be built, verified, lowered, JIT-compiled, linked or loaded."""
 
 

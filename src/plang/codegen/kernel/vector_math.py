@@ -13,7 +13,9 @@ tests/codegen/test_kernel_activation.py: relative error <= 1.5e-7 / 1.9e-7 for n
 
 from __future__ import annotations
 
+from ...dtypes import BOOL, DataType
 from . import isa
+from .builder import compute_dtype
 from .isa import splat
 from .mlir import arith, ir, math
 
@@ -108,3 +110,26 @@ def sigmoid(x: ir.Value) -> ir.Value:
 
 def rsqrt(x: ir.Value) -> ir.Value:
     return arith.divf(splat(x.type, 1.0), math.sqrt(x))
+
+
+# -- comparisons ----------------------------------------------------------------------------
+
+_CMP_F = {"eq": arith.CmpFPredicate.OEQ, "ne": arith.CmpFPredicate.UNE, "lt": arith.CmpFPredicate.OLT,
+          "le": arith.CmpFPredicate.OLE, "gt": arith.CmpFPredicate.OGT, "ge": arith.CmpFPredicate.OGE}
+_CMP_S = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_CMP_U = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+CMP_NAMES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def cmp_name(code) -> str:
+    if isinstance(code, str):
+        return code
+    return CMP_NAMES[int(code)]
+
+
+def compare(a: ir.Value, b: ir.Value, d: DataType, name: str) -> ir.Value:
+    """An i1 vector: a <name> b."""
+    if compute_dtype(d).is_float:
+        return arith.cmpf(_CMP_F[name], a, b)
+    pred = (_CMP_S if d.signed and d is not BOOL else _CMP_U)[name]
+    return arith.cmpi(getattr(arith.CmpIPredicate, pred), a, b)

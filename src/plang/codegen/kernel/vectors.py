@@ -197,3 +197,11 @@ def map_chunks(kb: KernelBuilder, out: TileBuf, operands: Sequence[Operand], fn:
                convert: bool = True) -> None:
     """out[r, c] = fn(operands at [r, c]) over every row and chunk of `out` (see `lazy_map`)."""
     materialize(kb, out, lazy_map(kb, out.rows, out.cols, out.dtype, out.valid, operands, fn, convert))
+
+
+def copy_tile(kb: KernelBuilder, src: TileBuf | LazyTile, dst: TileBuf) -> None:
+    """Compute or copy `src` into `dst` (nothing to do when they share a buffer)."""
+    if isinstance(src, LazyTile):
+        materialize(kb, dst, src)
+    elif src.buf != dst.buf:
+        map_chunks(kb, dst, [full(src)], lambda v: v[0], convert=False)

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401  (registration)
     array,
+    composite,
     elementwise,
     generate,
     indexing,
@@ -20,11 +21,15 @@ from .registry import (
                        OpTypeError,
                        OpValueError,
                        Param,
+                       ParamKind,
+                       Pattern,
+                       Unit,
                        as_expr,
                        get_op,
                        make_call,
+                       ops_where,
                        register,
 )
 
-__all__ = ["REGISTRY", "Bound", "Op", "OpFacts", "OpTypeError", "OpValueError", "Param",
-           "as_expr", "get_op", "make_call", "register"]
+__all__ = ["REGISTRY", "Bound", "Op", "OpFacts", "OpTypeError", "OpValueError", "Param", "ParamKind",
+           "Pattern", "Unit", "as_expr", "get_op", "make_call", "ops_where", "register"]

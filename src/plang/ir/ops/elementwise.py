@@ -3,6 +3,7 @@ cast and scalar broadcast (`tensor.add` / `tile.add`, `tile.adds`, `tile.exp`, .
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Sequence
 
 from ...dtypes import BOOL, DataType
@@ -17,7 +18,6 @@ from .common import (
     NUMERIC,
     SATURATION_MODES,
     P,
-    family,
     merge_valid,
     mode_name,
     require_dtype,
@@ -28,7 +28,11 @@ from .common import (
     require_scalar_matches,
     result_like,
 )
-from .registry import Bound, register
+from .common import (
+    family as _family,
+)
+from .registry import Bound, Pattern
+from .registry import register as _register
 
 
 def binary(allowed: Sequence[DataType], result_dtype: DataType | None = None,
@@ -160,6 +164,11 @@ def _prelu(b: Bound) -> Type:
     return result_like(t)
 
 
+# every op of this module is elementwise
+family = partial(_family, pattern=Pattern.ELEMENTWISE)
+register = partial(_register, pattern=Pattern.ELEMENTWISE)
+
+
 def _register_all() -> None:
     X = "X"
     lhs_rhs = [P("lhs", X), P("rhs", X)]
@@ -173,6 +182,7 @@ def _register_all() -> None:
                     "maximums": "maximum", "minimums": "minimum", "fmods": "fmod"}
     for name, base in scalar_forms.items():
         family(name, [P("lhs", X), P("rhs", "scalar")], with_scalar(NUMERIC), unit="vector",
+               unified=name not in ("adds", "subs", "muls", "divs"),  # pl.add etc. take scalars
                doc=f"Elementwise {arith[base]} with a scalar rhs broadcast to every element.")
     bitwise = {"and_": ("AND", INTS_AND_BOOL), "or_": ("OR", INTS_AND_BOOL), "xor": ("XOR", INTS_AND_BOOL),
                "shl": ("left shift", INTS), "shr": ("right shift", INTS)}

@@ -179,7 +179,7 @@ def _fillpad(b: Bound) -> Type:
 
 def _register_all() -> None:
     X = "X"
-    family("reshape", [P("input", X), P("shape", "index_list")], _reshape, unit="vector",
+    family("reshape", [P("input", X), P("shape", "index_list")], _reshape, unit="vector", fusible=True,
            doc="View input with a new shape of the same element count.")
     family("transpose", [P("input", X), P("axis1", "attr"), P("axis2", "attr")], _transpose,
            unit="vector", doc="Swap two axes (negative indices allowed; rank >= 2).")
@@ -194,7 +194,7 @@ def _register_all() -> None:
     family("concat", [P("src0", X), P("src1", X)], _concat, unit="vector",
            doc="Column-wise concatenation of two [M, N] values.")
     register("tile.fillpad", [P("value", "tile"), P("pad_value", "attr", PadValue.zero)], _fillpad,
-             unit="vector",
+             unit="vector", fusible=True,
              doc="Fill the cells outside the valid region with pad_value; the result is fully valid.")
 
 

@@ -25,7 +25,9 @@ from .common import (
     require_same_kind,
     result_like,
 )
-from .registry import Bound, register
+from .registry import Bound, Pattern, register
+
+MM = Pattern.MATMUL
 
 OUT_DTYPES = {FP32: (FP32, FP16, BF16), INT32: (INT32,)}
 
@@ -203,25 +205,27 @@ def _register_all() -> None:
     for ns in ("tensor", "tile"):
         register(f"{ns}.matmul", [P("lhs", ns), P("rhs", ns), P("out_dtype", "attr", None), *flags,
                                   P("c_matrix_nz", "attr", False)],
-                 _matmul, unit="cube",
+                 _matmul, unit="cube", pattern=MM,
                  doc="Matrix product lhs @ rhs (FP32 accumulation for float operands, INT32 for INT8).")
         register(f"{ns}.matmul_acc", [P("acc", ns), P("lhs", ns), P("rhs", ns), *flags,
                                       P("init_cond", "scalar", None)],
-                 _matmul_acc, unit="cube",
+                 _matmul_acc, unit="cube", pattern=MM, accumulator="acc",
                  doc="acc + lhs @ rhs; where init_cond holds, acc is overwritten with lhs @ rhs.")
     register("tile.batch_matmul", [P("lhs", "tile"), P("rhs", "tile")], _batch_matmul, unit="cube",
+             pattern=MM,
              doc="Batched lhs @ rhs over the leading axes of rank >= 2 tiles (batch dims broadcast; "
                  "accumulates like tile.matmul).")
     register("tile.matmul_bias", [P("lhs", "tile"), P("rhs", "tile"), P("bias", "tile")], _matmul_bias,
-             unit="cube", doc="lhs @ rhs + bias, bias [1, N] in the accumulator dtype.")
+             unit="cube", pattern=MM, doc="lhs @ rhs + bias, bias [1, N] in the accumulator dtype.")
     phase = P("acc_phase", "attr", AccPhase.Unspecified)
-    register("tile.gemv", [P("lhs", "tile"), P("rhs", "tile"), phase], _gemv, unit="cube",
+    register("tile.gemv", [P("lhs", "tile"), P("rhs", "tile"), phase], _gemv, unit="cube", pattern=MM,
              doc="Row vector times matrix: [1, K] @ [K, N] -> [1, N].")
     register("tile.gemv_acc", [P("acc", "tile"), P("lhs", "tile"), P("rhs", "tile"), phase,
                                P("init_cond", "scalar", None)], _gemv_acc, unit="cube",
+             pattern=MM, accumulator="acc",
              doc="acc + lhs @ rhs for a row vector lhs [1, K]; init_cond selects overwrite.")
     register("tile.gemv_bias", [P("lhs", "tile"), P("rhs", "tile"), P("bias", "tile"), phase],
-             _gemv_bias, unit="cube", doc="lhs @ rhs + bias for a row vector lhs [1, K].")
+             _gemv_bias, unit="cube", pattern=MM, doc="lhs @ rhs + bias for a row vector lhs [1, K].")
 
 
 _register_all()

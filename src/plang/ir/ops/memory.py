@@ -149,29 +149,32 @@ def _register_all() -> None:
     shape_dtype = [P("shape", "index_list"), P("dtype", "attr")]
     register("tensor.create", shape_dtype + [P("layout", "attr", TensorLayout.ND),
                                              P("manual_dep", "attr", False)],
-             _tensor_create, unit="alloc", doc="A new uninitialised DDR tensor.")
+             _tensor_create, unit="alloc", unified=False,  # pl.create_tensor
+             doc="A new uninitialised DDR tensor.")
     register("tensor.full", shape_dtype + [P("value", "scalar")], _tensor_full, unit="alloc",
              doc="A new DDR tensor with every element set to value.")
     register("tile.create", shape_dtype + [P("target_memory", "attr", None),
                                            P("valid_shape", "index_list", None)],
-             _tile_create, unit="alloc", doc="A new uninitialised on-chip tile.")
+             _tile_create, unit="alloc", row_local=True, unified=False,  # pl.create_tile
+             doc="A new uninitialised on-chip tile.")
     register("tile.full", shape_dtype + [P("value", "scalar"), P("target_memory", "attr", None),
                                          P("valid_shape", "index_list", None)],
-             _tile_create, unit="alloc", doc="A new on-chip tile with every element set to value.")
+             _tile_create, unit="alloc", row_local=True, fusible=True,
+             doc="A new on-chip tile with every element set to value.")
     register("tile.load", [P("tensor", "tensor"), P("offsets", "index_list"), P("shapes", "index_list"),
                            P("valid_shape", "index_list", None), P("target_memory", "attr", None),
                            P("clamp", "attr", False), P("cache", "attr", None)],
-             _load, unit="memory",
+             _load, unit="memory", row_local=True, fusible=True,
              doc="Copy the window [offsets, offsets + shapes) of a DDR tensor into a tile; only the "
                  "valid extent is read.")
     register("tile.store", [P("tile", "tile"), P("offsets", "index_list"), P("output_tensor", "tensor"),
                             P("shapes", "index_list", None), P("atomic", "attr", AtomicType.None_),
                             P("st_phase", "attr", STPhase.Unspecified)],
-             _store, unit="memory", writes=("output_tensor",), reads=("tile",),
+             _store, unit="memory", writes=("output_tensor",), reads=("tile",), row_local=True,
              doc="Copy a tile's valid region into a DDR tensor at offsets; returns the updated tensor.")
     register("tile.move", [P("tile", "tile"), P("target_memory", "attr"), P("blayout", "attr", None),
                            P("slayout", "attr", None)],
-             _move, unit="memory", doc="Copy a tile into another on-chip memory space.")
+             _move, unit="memory", fusible=True, doc="Copy a tile into another on-chip memory space.")
     for ns in ("tensor", "tile"):
         register(f"{ns}.read", [P("src", ns), P("offset", "indices")], _read, unit="scalar",
                  doc="Read one element (a flat index or one index per axis) as a scalar.")

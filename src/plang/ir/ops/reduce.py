@@ -25,7 +25,7 @@ from .common import (
     result_like,
     valid_of,
 )
-from .registry import Bound
+from .registry import Bound, Pattern
 
 
 def _reduced(t, axis: int) -> tuple[list, list | None]:
@@ -100,27 +100,31 @@ def _register_all() -> None:
     tmp = {"tile": [P("tmp_tile", "tile", None)]}
     for op in ("sum", "max", "min", "prod"):
         family(f"row_{op}", [P("input", X)], reduction("row", "cover"), unit="vector", extra=tmp,
+               pattern=Pattern.ROW_REDUCTION, reduction=op,
                doc=f"Row-wise {op} over the last axis: [.., M, N] -> [.., M, 1]. "
                    "The tile form takes an optional scratch tile at least the input's size.")
         family(f"col_{op}", [P("input", X)], reduction("col", "cover"), unit="vector", extra=tmp,
+               pattern=Pattern.COL_REDUCTION, reduction=op,
                doc=f"Column-wise {op} over axis -2: [M, N] -> [1, N]. "
                    "The tile form takes an optional scratch tile at least the input's size.")
     for op in ("argmax", "argmin"):
         for direction in ("row", "col"):
             family(f"{direction}_{op}", [P("input", X)], reduction(direction, "exact", INT32),
-                   unit="vector", extra=tmp,
+                   unit="vector", extra=tmp, reduction=op,
+                   pattern=Pattern.ROW_REDUCTION if direction == "row" else Pattern.COL_REDUCTION,
                    doc=f"{direction.capitalize()}-wise {op} (INT32 index); the tile form takes an "
                        "optional scratch tile of exactly the input's shape and dtype.")
     ops = {"add": "addition", "sub": "subtraction", "mul": "multiplication", "div": "division",
            "max": "maximum", "min": "minimum", "expdif": "exp(lhs - rhs)"}
     for direction, per in (("row", "[M, 1]"), ("col", "[1, N]")):
+        bcast = Pattern.ROW_BROADCAST if direction == "row" else Pattern.COL_BROADCAST
         for op, what in ops.items():
             extra = {"tile": [P("tmp", "tile", None)]} if (direction, op) == ("row", "add") else None
             family(f"{direction}_expand_{op}", [P("lhs", X), P("rhs", X)], expand(direction),
-                   unit="vector", extra=extra,
+                   unit="vector", extra=extra, pattern=bcast,
                    doc=f"{direction.capitalize()}-wise broadcast {what}: lhs [M, N] with rhs {per}.")
         family(f"{direction}_expand", [P("lhs", X), P("rhs", X)], expand(direction), unit="vector",
-               reads=("rhs",),
+               reads=("rhs",), pattern=bcast,
                doc=f"Broadcast rhs {per} to lhs's shape (lhs supplies the shape and is not read).")
 
 

@@ -9,6 +9,7 @@ names the op and the offending operand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum, StrEnum
 from typing import Any, Callable, Mapping, Sequence
 
 from ...dtypes import BOOL, FP32, INDEX, DataType
@@ -27,24 +28,67 @@ class OpValueError(ValueError):
     """An attribute or static value is out of range for an op."""
 
 
+class ParamKind(StrEnum):
+    """What a parameter accepts. Expression kinds become positional `args` when required and
+    `kwargs` when optional; `ATTR` is a static Python value kept in the call's kwargs."""
+
+    TENSOR = "tensor"
+    TILE = "tile"
+    SHAPED = "shaped"  # tensor or tile
+    SCALAR = "scalar"  # scalar expr or number
+    VALUE = "value"  # any expr or number
+    TUPLE = "tuple"
+    INDEX_LIST = "index_list"  # sequence of integer exprs -> MakeTuple
+    INDICES = "indices"  # one integer expr or a sequence of them -> MakeTuple
+    ARRAY = "array"  # an on-core array
+    ATTR = "attr"
+    FAMILY = "X"  # in a `family` declaration: the family's own kind (tensor or tile)
+
+
+class Unit(StrEnum):
+    """The core unit that executes an op."""
+
+    VECTOR = "vector"
+    CUBE = "cube"
+    MEMORY = "memory"
+    SCALAR = "scalar"
+    PIPE = "pipe"
+    SYNC = "sync"
+    ALLOC = "alloc"
+    SYSTEM = "system"
+
+
+class Pattern(Enum):
+    """How an op's result elements depend on its operands' (TVM's TOpPattern), which is what
+    blocking and fusion decide by."""
+
+    ELEMENTWISE = "elementwise"  # element (r, c) from operand elements (r, c) and scalars
+    ROW_BROADCAST = "row_broadcast"  # ... and element r of a one-column operand
+    COL_BROADCAST = "col_broadcast"  # ... and element c of a one-row operand
+    ROW_REDUCTION = "row_reduction"  # row r from operand row r
+    COL_REDUCTION = "col_reduction"
+    MATMUL = "matmul"
+    OPAQUE = "opaque"
+
+
 @dataclass(frozen=True)
 class Param:
-    """One op parameter.
-
-    kind: `tensor`, `tile`, `shaped` (tensor or tile), `scalar` (scalar expr or number),
-    `value` (any expr or number), `index_list` (sequence of integer exprs -> MakeTuple),
-    `indices` (one integer expr or a sequence of them -> MakeTuple),
-    `array` (an on-core array), `attr` (a static Python value kept in the call's kwargs).
-    Expression parameters become positional `args` when required and `kwargs` when optional.
-    """
+    """One op parameter: its name, `ParamKind` and default (`REQUIRED` when it has none)."""
 
     name: str
-    kind: str
+    kind: ParamKind
     default: Any = REQUIRED
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "kind", ParamKind(self.kind))
+        except ValueError:
+            raise ValueError(f"parameter {self.name!r}: unknown kind {self.kind!r}; "
+                             f"kinds are {', '.join(k.value for k in ParamKind)}") from None
 
     @property
     def is_expr(self) -> bool:
-        return self.kind != "attr"
+        return self.kind is not ParamKind.ATTR
 
     @property
     def required(self) -> bool:
@@ -53,19 +97,48 @@ class Param:
 
 @dataclass(frozen=True)
 class OpFacts:
-    """What passes and backends need to know about an op.
+    """What passes and backends know about an op, read from here and nowhere else.
 
-    unit: `vector` | `cube` | `memory` | `scalar` | `pipe` | `sync` | `alloc` | `system`.
+    unit: the `Unit` that runs it; pattern: its `Pattern`.
     reads / writes: parameter names the op reads / writes in memory (tensors or tiles).
+    row_local: row r of the result depends only on row r of its tile operands (row fusion);
+    defaults to the elementwise, row-broadcast and row-reduction patterns.
+    fusible: the result may be computed lazily inside the op that uses it; defaults to the
+    elementwise and broadcast patterns.
+    reduction: the combining operation of a reduction (`sum`, `max`, `argmax`, ...).
+    accumulator: the operand an accumulating op (matmul_acc) reads and overwrites in place.
+    semantics: the scalar meaning of an elementwise op composed from other elementwise ops,
+    `semantics(m, *operands)` where `m` has one method per primitive (`m.exp`, `m.add`,
+    `m.const`, ...); every backend and the torch reference evaluate it with their own `m`.
     """
 
-    unit: str
+    unit: Unit
+    pattern: Pattern = Pattern.OPAQUE
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    row_local: bool = False
+    fusible: bool = False
+    reduction: str | None = None
+    accumulator: str | None = None
+    semantics: Callable[..., Any] | None = field(default=None, compare=False)
 
     @property
     def pure(self) -> bool:
-        return not self.writes and self.unit not in ("pipe", "sync")
+        return not self.writes and self.unit not in (Unit.PIPE, Unit.SYNC)
+
+    @property
+    def elementwise(self) -> bool:
+        return self.pattern is Pattern.ELEMENTWISE
+
+    @property
+    def in_place_safe(self) -> bool:
+        """Each result element is computed from operand elements at the same position only,
+        so the result may overwrite an operand's buffer."""
+        return self.pattern is Pattern.ELEMENTWISE
+
+
+_ROW_LOCAL = (Pattern.ELEMENTWISE, Pattern.ROW_BROADCAST, Pattern.ROW_REDUCTION)
+_FUSIBLE = (Pattern.ELEMENTWISE, Pattern.ROW_BROADCAST, Pattern.COL_BROADCAST)
 
 
 class Bound(Mapping[str, Any]):
@@ -107,6 +180,7 @@ class Op:
     facts: OpFacts
     doc: str = ""
     spelling: str = ""  # how the DSL writes it, e.g. "pl.tile.add" (the default) or "pl.dump_tag"
+    unified: bool = True  # a tile / tensor op reachable as `pl.<short name>` (dispatched by operand)
 
     @property
     def namespace(self) -> str:
@@ -133,19 +207,50 @@ REGISTRY: dict[str, Op] = {}
 
 
 def register(name: str, params: Sequence[Param], deduce: Deduce, *, unit: str,
-             reads: Sequence[str] | None = None, writes: Sequence[str] = (), doc: str = "",
-             spelling: str = "") -> Op:
+             pattern: Pattern = Pattern.OPAQUE, reads: Sequence[str] | None = None,
+             writes: Sequence[str] = (), row_local: bool | None = None, fusible: bool | None = None,
+             reduction: str | None = None, accumulator: str | None = None,
+             semantics: Callable[..., Any] | None = None, doc: str = "", spelling: str = "",
+             unified: bool = True) -> Op:
     """Register an op once. `reads` defaults (None) to every shaped operand that is not
-    written; pass `()` for an op that reads no operand's contents."""
+    written; pass `()` for an op that reads no operand's contents. `row_local` / `fusible`
+    default from `pattern` (see `OpFacts`)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} registered twice")
+    try:
+        unit = Unit(unit)
+    except ValueError:
+        raise ValueError(f"op {name!r}: unknown unit {unit!r}; units are "
+                         f"{', '.join(u.value for u in Unit)}") from None
+    if not isinstance(pattern, Pattern):
+        raise ValueError(f"op {name!r}: pattern must be a Pattern, got {pattern!r}")
+    if any(p.kind is ParamKind.FAMILY for p in params):
+        raise ValueError(f"op {name!r}: kind 'X' is only for `family` declarations")
+    names = {p.name for p in params}
+    accumulated = (accumulator,) if accumulator else ()
+    for what, listed in (("reads", reads or ()), ("writes", writes), ("accumulator", accumulated)):
+        unknown = [n for n in listed if n not in names]
+        if unknown:
+            raise ValueError(f"op {name!r}: {what} names unknown parameter(s) {unknown}")
+    if semantics is not None and pattern is not Pattern.ELEMENTWISE:
+        raise ValueError(f"op {name!r}: scalar semantics need the ELEMENTWISE pattern")
     if reads is None:
         reads = tuple(p.name for p in params
-                      if p.kind in ("tensor", "tile", "shaped") and p.name not in writes)
-    op = Op(name, tuple(params), deduce, OpFacts(unit, tuple(reads), tuple(writes)), doc,
-            spelling or f"pl.{name}")
+                      if p.kind in (ParamKind.TENSOR, ParamKind.TILE, ParamKind.SHAPED)
+                      and p.name not in writes)
+    facts = OpFacts(unit, pattern, tuple(reads), tuple(writes),
+                    pattern in _ROW_LOCAL if row_local is None else row_local,
+                    pattern in _FUSIBLE if fusible is None else fusible,
+                    reduction, accumulator, semantics)
+    op = Op(name, tuple(params), deduce, facts, doc, spelling or f"pl.{name}", unified)
     REGISTRY[name] = op
     return op
+
+
+def ops_where(predicate: Callable[[Op], bool], namespace: str | None = None) -> frozenset[str]:
+    """The names of registered ops (of `namespace`, when given) satisfying `predicate`."""
+    return frozenset(n for n, op in REGISTRY.items()
+                     if (namespace is None or op.namespace == namespace) and predicate(op))
 
 
 def get_op(name: str) -> Op:
@@ -211,11 +316,11 @@ def coerce(op: Op, p: Param, v: Any) -> Any:
     if v is None and not p.required:
         return None
     kind = p.kind
-    if kind == "attr":
+    if kind is ParamKind.ATTR:
         return v
-    if kind == "indices" and not isinstance(v, (list, tuple, MakeTuple)):
+    if kind is ParamKind.INDICES and not isinstance(v, (list, tuple, MakeTuple)):
         v = [v]
-    if kind in ("index_list", "indices"):
+    if kind in (ParamKind.INDEX_LIST, ParamKind.INDICES):
         if isinstance(v, MakeTuple):
             elems = v.elements
         elif isinstance(v, (list, tuple)):
@@ -233,16 +338,14 @@ def coerce(op: Op, p: Param, v: Any) -> Any:
         raise OpTypeError(f"{op.name}: argument {p.name!r} must be a {kind}, got {_kind_of(v)}")
     t = e.type
     ok = {
-        "tensor": isinstance(t, TensorType),
-        "tile": isinstance(t, TileType),
-        "shaped": isinstance(t, (TensorType, TileType)),
-        "scalar": isinstance(t, ScalarType),
-        "value": True,
-        "tuple": isinstance(t, TupleType),
-        "array": isinstance(t, ArrayType),
-    }.get(kind)
-    if ok is None:
-        raise ValueError(f"op {op.name}: parameter {p.name!r} has unknown kind {kind!r}")
+        ParamKind.TENSOR: isinstance(t, TensorType),
+        ParamKind.TILE: isinstance(t, TileType),
+        ParamKind.SHAPED: isinstance(t, (TensorType, TileType)),
+        ParamKind.SCALAR: isinstance(t, ScalarType),
+        ParamKind.VALUE: True,
+        ParamKind.TUPLE: isinstance(t, TupleType),
+        ParamKind.ARRAY: isinstance(t, ArrayType),
+    }[kind]
     if not ok:
         raise OpTypeError(f"{op.name}: argument {p.name!r} must be a {kind}, got {_kind_of(e)}")
     return e
@@ -286,5 +389,5 @@ def _kind_of(v: Any) -> str:
     return f"{type(v).__name__} {v!r}"
 
 
-__all__ = ["BOOL", "REGISTRY", "Op", "OpFacts", "OpTypeError", "OpValueError", "Param", "Bound",
-           "register", "get_op", "make_call", "as_expr", "coerce"]
+__all__ = ["BOOL", "REGISTRY", "Op", "OpFacts", "OpTypeError", "OpValueError", "Param", "ParamKind",
+           "Pattern", "Unit", "Bound", "register", "get_op", "make_call", "as_expr", "coerce", "ops_where"]

@@ -4,34 +4,27 @@
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ParserError, ParserNameError, ParserSyntaxError, ParserTypeError
-from ...ir.enums import CachePolicy, FunctionType
+from ...ir.enums import CachePolicy
 from ...ir.expr import Var
-from ...ir.stmt import Stmt
-from ...ir.types import TensorType, Type, describe_type
+from ...ir.types import TensorType, describe_type
 from ..values import DSLValue
-from .expressions import ExprEvaluator
+
+if TYPE_CHECKING:
+    from .statements import StatementParser
 
 
-class DirectiveParser(ExprEvaluator):
-    blocks: list[list[Stmt]]
-    block_kinds: list[str]
-    scope_stack: list[tuple[str, Any, dict]]
-    func_type: FunctionType
-    prologue_open: bool
-    func_attrs: dict[str, Any]
-    dump_tags: list[Var]
-    declared_returns: list[Type] | None
-    seen_returns: list[Type] | None
-    inline_stack: list[str]
+class Directives:
+    """Handlers of directive statements (`construct_<kind>(call, stmt)`) and inline expansion."""
 
-    def parse_stmt(self, node: ast.stmt) -> None:  # provided by StatementParser
-        raise NotImplementedError
+    def __init__(self, stmts: StatementParser) -> None:
+        self.stmts, self.exprs, self.body = stmts, stmts.exprs, stmts.body
+        self.source, self.names = stmts.source, stmts.names
 
     def construct_cond(self, call: ast.Call, node: ast.stmt) -> None:
-        raise self.error(
+        raise self.source.error(
             ParserSyntaxError,
             "pl.cond must be the first statement of a pl.while_ body",
             node,
@@ -39,43 +32,49 @@ class DirectiveParser(ExprEvaluator):
         )
 
     def construct_func_attr(self, call: ast.Call, node: ast.stmt) -> None:
-        if not self.prologue_open or len(self.blocks) != 1:
-            raise self.error(
+        if not self.body.prologue_open or len(self.body.blocks) != 1:
+            raise self.source.error(
                 ParserSyntaxError,
                 "pl.func_attr must come before every other statement of the function body",
                 node,
             )
         if len(call.args) != 1 or not isinstance(call.args[0], ast.Dict) or call.keywords:
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError, 'pl.func_attr takes one dict literal: pl.func_attr({"key": param})', call
             )
         for k, v in zip(call.args[0].keys, call.args[0].values):
             if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                raise self.error(ParserSyntaxError, "pl.func_attr keys must be string literals", k or call)
-            if k.value in self.func_attrs:
-                raise self.error(ParserSyntaxError, f"function attribute {k.value!r} is given twice", k)
+                raise self.source.error(
+                    ParserSyntaxError, "pl.func_attr keys must be string literals", k or call
+                )
+            if k.value in self.body.func_attrs:
+                raise self.source.error(
+                    ParserSyntaxError, f"function attribute {k.value!r} is given twice", k
+                )
             if isinstance(v, ast.Name):
-                param = self.local_var(v.id)
+                param = self.names.local_var(v.id)
                 if param is None:
-                    raise self.error(ParserNameError, f"pl.func_attr value {v.id!r} is not a parameter", v)
-                self.func_attrs[k.value] = param
+                    raise self.source.error(
+                        ParserNameError, f"pl.func_attr value {v.id!r} is not a parameter", v
+                    )
+                self.body.func_attrs[k.value] = param
             else:
-                self.func_attrs[k.value] = self.eval_static(v)
+                self.body.func_attrs[k.value] = self.exprs.eval_static(v)
 
     def construct_static_assert(self, call: ast.Call, node: ast.stmt) -> None:
         if not call.args or len(call.args) > 2 or call.keywords:
-            raise self.error(ParserSyntaxError, 'pl.static_assert takes (condition, "message")', call)
+            raise self.source.error(ParserSyntaxError, 'pl.static_assert takes (condition, "message")', call)
         msg = ""
         if len(call.args) == 2:
             m = call.args[1]
             if not (isinstance(m, ast.Constant) and isinstance(m.value, str)):
-                raise self.error(
+                raise self.source.error(
                     ParserSyntaxError, "the pl.static_assert message must be a string literal", m
                 )
             msg = m.value
-        cond = self.eval_static(call.args[0])
+        cond = self.exprs.eval_static(call.args[0])
         if not cond:
-            raise self.error(
+            raise self.source.error(
                 ParserError,
                 f"static assertion failed: {msg or ast.unparse(call.args[0])}",
                 call.args[0],
@@ -85,7 +84,7 @@ class DirectiveParser(ExprEvaluator):
     def construct_static_print(self, call: ast.Call, node: ast.stmt) -> None:
         parts = []
         for a in call.args:
-            v = self.eval(a)
+            v = self.exprs.eval(a)
             parts.append(
                 v
                 if isinstance(v, str)
@@ -93,7 +92,7 @@ class DirectiveParser(ExprEvaluator):
                 if isinstance(v, DSLValue)
                 else repr(v)
             )
-        sp = self.src.span(node)
+        sp = self.source.span(node)
         print(f"{sp.filename}:{sp.begin_line}: static_print: " + " ".join(map(str, parts)))
 
     # --- inline helpers -------------------------------------------------------------------
@@ -103,68 +102,65 @@ class DirectiveParser(ExprEvaluator):
         fdef = inline.func_def
         params = [a.arg for a in fdef.args.args]
         if node.keywords or len(node.args) != len(params):
-            raise self.error(
+            raise self.source.error(
                 ParserTypeError,
                 f"{fdef.name}() takes {len(params)} positional arguments, got {len(node.args)}",
                 node,
             )
-        args = [self.eval(a) for a in node.args]
-        if fdef.name in self.inline_stack:
-            raise self.error(ParserSyntaxError, f"@pl.inline {fdef.name!r} calls itself", node)
-        saved = (self.src, self.env, self.globals, self.closure, self.declared_returns, self.seen_returns)
-        self.src, self.globals, self.closure = inline.source, inline.globals, inline.closure
-        self.env = [dict(zip(params, args))]
-        self.inline_stack.append(fdef.name)
-        self.declared_returns, self.seen_returns = None, None
-        try:
+        args = [self.exprs.eval(a) for a in node.args]
+        if fdef.name in self.body.inline_stack:
+            raise self.source.error(ParserSyntaxError, f"@pl.inline {fdef.name!r} calls itself", node)
+        with (
+            self.source.reading(inline.source),
+            self.names.inline_body(inline.globals, inline.closure, dict(zip(params, args))),
+            self.body.inline(fdef.name),
+        ):
             body = list(fdef.body)
             ret = body.pop() if body and isinstance(body[-1], ast.Return) else None
             early = next((n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)), None)
             if early is not None:
-                raise self.error(ParserSyntaxError, "an @pl.inline helper may only return at its end", early)
+                raise self.source.error(
+                    ParserSyntaxError, "an @pl.inline helper may only return at its end", early
+                )
             for s in body:
-                self.parse_stmt(s)
-            result = None if ret is None or ret.value is None else self.eval(ret.value)
-        finally:
-            self.inline_stack.pop()
-            (self.src, self.env, self.globals, self.closure, self.declared_returns, self.seen_returns) = saved
-        return result
+                self.stmts.parse_stmt(s)
+            return None if ret is None or ret.value is None else self.exprs.eval(ret.value)
 
     def tagged_tensor(self, call: ast.Call, what: str) -> Var:
         if not call.args:
-            raise self.error(ParserSyntaxError, f"{what} needs a tensor argument", call)
-        v = self.eval(call.args[0])
+            raise self.source.error(ParserSyntaxError, f"{what} needs a tensor argument", call)
+        v = self.exprs.eval(call.args[0])
         e = v.unwrap() if isinstance(v, DSLValue) else None
         if not (isinstance(e, Var) and isinstance(e.type, TensorType)):
-            raise self.error(ParserTypeError, f"{what} takes a tensor variable", call.args[0])
+            raise self.source.error(ParserTypeError, f"{what} takes a tensor variable", call.args[0])
         return e
 
     def construct_dump_tag(self, call: ast.Call, node: ast.stmt) -> None:
-        if self.func_type.is_core or self.func_type.name in ("Group", "Spmd"):
-            raise self.error(
+        if self.body.func_type.is_core or self.body.func_type.name in ("Group", "Spmd"):
+            raise self.source.error(
                 ParserSyntaxError, "pl.dump_tag is only valid in an Orchestration or Inline function", node
             )
         if len(call.args) != 1 or call.keywords:
-            raise self.error(ParserSyntaxError, "pl.dump_tag takes one tensor", call)
+            raise self.source.error(ParserSyntaxError, "pl.dump_tag takes one tensor", call)
         var = self.tagged_tensor(call, "pl.dump_tag")
-        if all(v is not var for v in self.dump_tags):
-            self.dump_tags.append(var)
+        if all(v is not var for v in self.body.dump_tags):
+            self.body.dump_tags.append(var)
 
     def construct_set_cache_policy(self, call: ast.Call, node: ast.stmt) -> None:
-        if not self.block_kinds or self.block_kinds[-1] not in ("InCore", "Spmd"):
-            raise self.error(
+        if not self.body.block_kinds or self.body.block_kinds[-1] not in ("InCore", "Spmd"):
+            raise self.source.error(
                 ParserSyntaxError,
                 "pl.set_cache_policy must be a statement directly inside a "
                 "pl.at(level=CORE_GROUP) or pl.spmd scope body",
                 node,
             )
         if len(call.args) != 2 or call.keywords:
-            raise self.error(ParserSyntaxError, "pl.set_cache_policy takes (tensor, policy)", call)
+            raise self.source.error(ParserSyntaxError, "pl.set_cache_policy takes (tensor, policy)", call)
         var = self.tagged_tensor(call, "pl.set_cache_policy")
-        policy = self.eval_static(call.args[1])
+        policy = self.exprs.eval_static(call.args[1])
         if not isinstance(policy, CachePolicy):
-            raise self.error(
+            raise self.source.error(
                 ParserTypeError, f"the policy must be a pl.CachePolicy, got {policy!r}", call.args[1]
             )
-        attrs = self.scope_stack[-1][2]
+        attrs = self.body.scope_stack[-1][2]
         attrs["cache_policies"] = tuple(attrs.get("cache_policies", ())) + ((var, policy),)

@@ -7,17 +7,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedConstructError
+from ...errors import ParserSyntaxError, ParserTypeError, UnsupportedConstructError
 from ...ir.enums import FunctionType, Level, Role
 from ...ir.expr import Var
 from ...ir.function import Function, Program
 from ...ir.stmt import seq
 from ...ir.types import Type
-from ..dispatch import pop_state, push_state
-from ..values import annotation_spec
-from .expressions import MultiReturn, ProgramSelf, Signature
-from .scopes import ScopeParser
-from .source import Source
+from ..dispatch import ParseState, parsing
+from .body import Body
+from .calls import ProgramSelf, Signature
+from .expressions import ExprEvaluator
+from .names import NameScopes
+from .source import Source, SourceTracker
+from .statements import StatementParser
+from .types import TypeResolver
 
 
 @dataclass(frozen=True)
@@ -62,19 +65,25 @@ class FunctionSource:
     annotation_scope: dict[str, Any] = field(default_factory=dict)
 
 
-class FunctionParser(ScopeParser):
+class FunctionParser:
+    """Parses one function: owns its parse state, source tracker, name scopes, body state,
+    expression evaluator, type resolver and statement parser, and wires them together."""
+
     def __init__(self, fs: FunctionSource, program: ProgramSelf | None) -> None:
-        self.fs, self.src, self.globals, self.closure = fs, fs.src, fs.globals, fs.closure
-        self.program = program
+        self.fs, self.program = fs, program
         opts = fs.options
-        self.strict_ssa, self.func_type = opts.strict_ssa, opts.type
-        self.in_core_function = opts.type.is_core
-        self.env = [{}]
-        self.blocks, self.yield_slots, self.block_kinds, self.scope_stack = [], [], [], []
-        self.loop_depth, self.prologue_open = 0, True
-        self.func_attrs: dict[str, Any] = {}
-        self.declared_returns, self.seen_returns = None, None
-        self.block_locals, self.inline_stack, self.dump_tags = set(), [], []
+        self.state = ParseState()
+        self.state.in_core_function = opts.type.is_core
+        self.source = SourceTracker(fs.src)
+        self.names = NameScopes(self.source, fs.globals, fs.closure, opts.strict_ssa)
+        self.body = Body(opts.type)
+        self.exprs = ExprEvaluator(self.source, self.names, self.state, self.body)
+        self.types = TypeResolver(self.exprs, fs.annotations, fs.annotation_scope)
+        self.stmts = StatementParser(self.exprs, self.types, self.body)
+
+    @property
+    def declared_returns(self) -> list[Type] | None:
+        return self.body.declared_returns
 
     # --- signature ------------------------------------------------------------------------
     def signature(self) -> Signature:
@@ -83,73 +92,39 @@ class FunctionParser(ScopeParser):
         extra = a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs
         if extra:
             node = a.vararg or a.kwarg or (a.kwonlyargs or a.posonlyargs)[0]
-            raise self.error(
+            raise self.source.error(
                 UnsupportedConstructError, "DSL functions take plain positional parameters only", node
             )
         if a.defaults:
-            raise self.error(UnsupportedConstructError, "parameter defaults are not supported", a.defaults[0])
+            raise self.source.error(
+                UnsupportedConstructError, "parameter defaults are not supported", a.defaults[0]
+            )
         params = list(a.args)
         if self.program is not None:
             if not params or params[0].arg != "self":
-                raise self.error(
+                raise self.source.error(
                     ParserSyntaxError,
                     f"program method {fdef.name!r} needs `self` as its first parameter",
                     fdef,
                 )
             params = params[1:]
-        push_state(self)
-        try:
+        with parsing(self.state):
             vars_, dirs = [], []
             for p in params:
                 if p.annotation is None:
-                    raise self.error(
+                    raise self.source.error(
                         ParserTypeError,
                         f"parameter {p.arg!r} needs a type annotation",
                         p,
                         hint="e.g. x: pl.Tensor[[64, 64], pl.FP32]",
                     )
-                spec = self.annotation_value(p.arg, p.annotation)
-                var = Var(p.arg, spec.type, self.src.span(p))
-                self.env[-1][p.arg] = var
+                spec = self.types.parameter(p.arg, p.annotation)
+                var = Var(p.arg, spec.type, self.source.span(p))
+                self.names.set_value(p.arg, var)
                 vars_.append(var)
                 dirs.append(spec.direction)
-            self.declared_returns = self.return_annotation(fdef)
-        finally:
-            pop_state()
-        return Signature(fdef.name, vars_, dirs, self.declared_returns or [])
-
-    def annotation_value(self, name: str, node: ast.expr) -> Any:
-        live = (self.fs.annotations or {}).get(name)
-        value = live if live is not None and not isinstance(live, str) else self.eval_annotation(node)
-        try:
-            return annotation_spec(value)
-        except ParserError as e:
-            raise self.locate(e, node) from None
-
-    def return_annotation(self, fdef: ast.FunctionDef) -> list[Type] | None:
-        node = fdef.returns
-        if node is None:
-            return None
-        live = (self.fs.annotations or {}).get("return")
-        value = live if live is not None and not isinstance(live, str) else self.eval_annotation(node)
-        if value is None:
-            return []
-        specs = value.specs if isinstance(value, MultiReturn) else [value]
-        try:
-            return [annotation_spec(s).type for s in specs]
-        except ParserError as e:
-            raise self.locate(e, node) from None
-
-    def eval_annotation(self, node: ast.expr) -> Any:
-        """A signature annotation: closure cells first, then the enclosing scopes' names."""
-        if not self.fs.annotation_scope:
-            return self.eval_static(node)
-        closure = self.closure
-        self.closure = {**self.fs.annotation_scope, **closure}
-        try:
-            return self.eval_static(node)
-        finally:
-            self.closure = closure
+            self.body.declared_returns = self.types.returns(fdef)
+        return Signature(fdef.name, vars_, dirs, self.body.declared_returns or [])
 
     # --- body -----------------------------------------------------------------------------
     def parse(self, sig: Signature) -> Function:
@@ -157,19 +132,14 @@ class FunctionParser(ScopeParser):
         attrs = dict(opts.attrs)
         if opts.external_source is not None:
             self.check_external(fdef)
-        push_state(self)
-        try:
-            self.blocks.append([])
-            self.block_kinds.append("function")
-            self.yield_slots.append(None)
+        with parsing(self.state):
+            self.body.open_block("function", None)
             for s in fdef.body:
-                self.parse_stmt(s)
-            body = seq(self.blocks.pop(), self.src.span(fdef.body[0]))
-        finally:
-            pop_state()
-        for k, v in self.func_attrs.items():
+                self.stmts.parse_stmt(s)
+            body = seq(self.body.blocks.pop(), self.source.span(fdef.body[0]))
+        for k, v in self.body.func_attrs.items():
             if k in attrs:
-                raise self.error(
+                raise self.source.error(
                     ParserSyntaxError,
                     f"function attribute {k!r} is given by both attrs= and pl.func_attr",
                     fdef,
@@ -181,7 +151,8 @@ class FunctionParser(ScopeParser):
             attrs["strict_ssa"] = True
         if opts.external_source is not None:
             attrs["external_source"] = self.external_path(opts.external_source, fdef)
-        returns = self.declared_returns if self.declared_returns is not None else (self.seen_returns or [])
+        declared, seen = self.body.declared_returns, self.body.seen_returns
+        returns = declared if declared is not None else (seen or [])
         return Function(
             fdef.name,
             sig.params,
@@ -192,21 +163,21 @@ class FunctionParser(ScopeParser):
             opts.level,
             opts.role,
             attrs,
-            self.src.span(fdef),
+            self.source.span(fdef),
         )
 
     def external_path(self, path: str | Path, fdef: ast.FunctionDef) -> str:
         """`external_source=` as a path: a relative one is resolved against the directory of the
         file defining the function (kept as written when the source has no real file)."""
         path = Path(path)
-        origin = Path(self.src.span(fdef).filename)
+        origin = Path(self.source.span(fdef).filename)
         if not path.is_absolute() and origin.is_file():
             path = origin.resolve().parent / path
         return str(path)
 
     def check_external(self, fdef: ast.FunctionDef) -> None:
-        if self.func_type not in (FunctionType.AIC, FunctionType.AIV):
-            raise self.error(
+        if self.body.func_type not in (FunctionType.AIC, FunctionType.AIV):
+            raise self.source.error(
                 ParserSyntaxError, "external_source= is only valid on FunctionType.AIC / AIV functions", fdef
             )
         body = [
@@ -219,7 +190,7 @@ class FunctionParser(ScopeParser):
             )
         ]
         if len(body) != 1 or not (isinstance(body[0], ast.Expr) and body[0].value.value is Ellipsis):  # type: ignore
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 "a function with external_source= must have `...` as its body",
                 fdef.body[0],
@@ -240,13 +211,15 @@ def parse_program(name: str, functions: list[FunctionSource], span: Any = None) 
     for fs in functions:
         p = FunctionParser(fs, this)
         if fs.fdef.name in signatures:
-            raise p.error(ParserSyntaxError, f"program {name!r} defines {fs.fdef.name!r} twice", fs.fdef)
+            raise p.source.error(
+                ParserSyntaxError, f"program {name!r} defines {fs.fdef.name!r} twice", fs.fdef
+            )
         signatures[fs.fdef.name] = p.signature()
         parsers[fs.fdef.name] = p
     parsed: dict[str, Function] = {}
     for fname in _callees_first(parsers):
         p = parsers[fname]
-        p.env[0]["self"] = this
+        p.names.set_value("self", this)
         fn = p.parse(signatures[fname])
         signatures[fname].return_types = list(fn.return_types)
         parsed[fname] = fn
@@ -277,8 +250,8 @@ def _callees_first(parsers: dict[str, FunctionParser]) -> list[str]:
         path.append(n)
         for callee, node in calls[n]:
             if callee in path:
-                cycle = " -> ".join([*path[path.index(callee):], callee])
-                raise parsers[n].error(
+                cycle = " -> ".join([*path[path.index(callee) :], callee])
+                raise parsers[n].source.error(
                     ParserTypeError,
                     f"cannot infer the return types of {callee!r}: it is called recursively ({cycle})",
                     node,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...dtypes import INDEX
 from ...errors import ParserSyntaxError, ParserTypeError, UnsupportedConstructError
@@ -14,8 +14,11 @@ from ...ir.expr import Expr, IterArg, Var
 from ...ir.stmt import For, Scope, SplitAivScope, While
 from ...ir.types import ScalarType, describe_type
 from .. import constructs
-from .statements import StatementParser, YieldSlot
+from .body import YieldSlot
 from .types import merge_annotation
+
+if TYPE_CHECKING:
+    from .statements import StatementParser
 
 _KINDS = {
     "range": ForKind.Sequential,
@@ -25,23 +28,36 @@ _KINDS = {
 }
 
 
-class LoopParser(StatementParser):
+class LoopParser:
+    """`for` statements over `pl.range`-style loops, `pl.while_`, `pl.spmd` and `pl.split_aiv`."""
+
+    def __init__(self, stmts: StatementParser) -> None:
+        self.stmts, self.exprs, self.body = stmts, stmts.exprs, stmts.body
+        self.source, self.names, self.state, self.calls = (
+            stmts.source,
+            stmts.names,
+            stmts.state,
+            stmts.exprs.calls,
+        )
+
     def construct_call(self, call: ast.expr, kinds: tuple[str, ...]) -> tuple[Any, list, dict] | None:
         """(construct, args, kwargs) when `call` is a call of a construct of one of `kinds`."""
         if not isinstance(call, ast.Call):
             return None
-        fn = self.eval(call.func)
+        fn = self.exprs.eval(call.func)
         if not constructs.is_construct(fn) or fn.pl_construct not in kinds:
             return None
         for a in call.args:
             if isinstance(a, ast.Starred):
-                raise self.error(UnsupportedConstructError, "`*args` is not supported here", a)
-        args = [self.eval(a) for a in call.args]
+                raise self.source.error(UnsupportedConstructError, "`*args` is not supported here", a)
+        args = [self.exprs.eval(a) for a in call.args]
         kwargs = {}
         for kw in call.keywords:
             if kw.arg is None:
-                raise self.error(UnsupportedConstructError, "`**kwargs` is not supported here", kw.value)
-            kwargs[kw.arg] = self.eval(kw.value)
+                raise self.source.error(
+                    UnsupportedConstructError, "`**kwargs` is not supported here", kw.value
+                )
+            kwargs[kw.arg] = self.exprs.eval(kw.value)
         return fn, args, kwargs
 
     def bind_args(self, fn: Any, args: list, kwargs: dict, node: ast.Call) -> dict[str, Any]:
@@ -51,17 +67,17 @@ class LoopParser(StatementParser):
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             allowed = ", ".join(p for p in sig.parameters if p != "args")
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError, f"pl.{fn.__name__}: {e}", node, hint=f"pl.{fn.__name__} accepts: {allowed}"
             ) from None
         return dict(bound.arguments)
 
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:
-            raise self.error(UnsupportedConstructError, "for-else is not supported", node.orelse[0])
+            raise self.source.error(UnsupportedConstructError, "for-else is not supported", node.orelse[0])
         found = self.construct_call(node.iter, ("loop", "while", "spmd", "split_aiv"))
         if found is None:
-            raise self.error(
+            raise self.source.error(
                 UnsupportedConstructError,
                 f"cannot loop over {ast.unparse(node.iter)}",
                 node.iter,
@@ -80,13 +96,15 @@ class LoopParser(StatementParser):
 
     def _loop_index(self, target: ast.expr, what: str) -> ast.Name:
         if not isinstance(target, ast.Name):
-            raise self.error(ParserSyntaxError, f"the {what} loop variable must be a single name", target)
+            raise self.source.error(
+                ParserSyntaxError, f"the {what} loop variable must be a single name", target
+            )
         return target
 
     def range_bound(self, v: Any, node: ast.AST) -> Expr:
-        e = self.as_expr(v, node)
+        e = self.exprs.as_expr(v, node)
         if not (isinstance(e.type, ScalarType) and e.type.dtype.is_int):
-            raise self.error(
+            raise self.source.error(
                 ParserTypeError, f"loop bounds must be integers, got {describe_type(e.type)}", node
             )
         return e
@@ -96,7 +114,7 @@ class LoopParser(StatementParser):
         b = self.bind_args(fn, args, kwargs, call)
         pos = b.get("args", ())
         if not 1 <= len(pos) <= 3:
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 f"pl.{fn.__name__} takes (stop), (start, stop) or "
                 f"(start, stop, step), got {len(pos)} arguments",
@@ -112,26 +130,26 @@ class LoopParser(StatementParser):
         if fn.__name__ == "pipeline":
             stage = b.get("stage")
             if isinstance(stage, bool) or not isinstance(stage, int) or stage <= 0:
-                raise self.error(
+                raise self.source.error(
                     ParserSyntaxError, f"pl.pipeline needs stage=<positive int>, got {stage!r}", call
                 )
             attrs["stage"] = stage
         inits = b.get("init_values")
         if isinstance(node.target, ast.Tuple) and inits is None:
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError, "a loop target `i, (a, b)` needs init_values=(...)", node.target
             )
         if inits is None:
             loop_name = self._loop_index(node.target, f"pl.{fn.__name__}")
             body, slot, loop_var = self.loop_body(node, loop_name, [], None)
             if slot.node is not None:
-                raise self.error(
+                raise self.source.error(
                     ParserSyntaxError,
                     "pl.yield_ in a loop without init_values",
                     slot.node,
                     hint="carry values with init_values=(...)",
                 )
-            self.emit(
+            self.body.emit(
                 For(
                     loop_var,
                     start,
@@ -140,20 +158,20 @@ class LoopParser(StatementParser):
                     body,
                     kind=_KINDS[fn.__name__],
                     attrs=attrs,
-                    span=self.src.span(node),
+                    span=self.source.span(node),
                 )
             )
             return
         t = node.target
         if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[0], ast.Name)):
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError, "a loop with init_values is written `for i, (a, b) in ...`", node.target
             )
         names = self.iter_names(t.elts[1])
         iter_args = self.iter_args(names, inits, call)
         body, slot, loop_var = self.loop_body(node, t.elts[0], iter_args, names)
         return_vars = self.return_vars(slot, iter_args, node)
-        self.emit(
+        self.body.emit(
             For(
                 loop_var,
                 start,
@@ -164,7 +182,7 @@ class LoopParser(StatementParser):
                 return_vars,
                 _KINDS[fn.__name__],
                 attrs,
-                self.src.span(node),
+                self.source.span(node),
             )
         )
         self.declare_returns(slot, return_vars)
@@ -173,18 +191,20 @@ class LoopParser(StatementParser):
         elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
         for e in elts:
             if not isinstance(e, ast.Name):
-                raise self.error(ParserSyntaxError, "carried values must be plain names", e)
+                raise self.source.error(ParserSyntaxError, "carried values must be plain names", e)
         return elts  # type: ignore[return-value]
 
     def iter_args(self, names: list[ast.Name], inits: Any, node: ast.AST) -> list[IterArg]:
         if not isinstance(inits, (tuple, list)):
-            raise self.error(ParserSyntaxError, "init_values must be a tuple, e.g. init_values=(x,)", node)
+            raise self.source.error(
+                ParserSyntaxError, "init_values must be a tuple, e.g. init_values=(x,)", node
+            )
         if len(inits) != len(names):
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError, f"{len(names)} carried names but {len(inits)} init_values", node
             )
         return [
-            IterArg(n.id, self.as_expr(v, node).type, self.as_expr(v, node), self.src.span(n))
+            IterArg(n.id, self.exprs.as_expr(v, node).type, self.exprs.as_expr(v, node), self.source.span(n))
             for n, v in zip(names, inits)
         ]
 
@@ -197,30 +217,29 @@ class LoopParser(StatementParser):
         index_var: Var | None = None,
     ) -> tuple[Any, YieldSlot, Var | None]:
         slot = YieldSlot()
-        self.env.append({})
+        self.names.push_frame()
         loop_var = None
         if index is not None:
-            loop_var = self.bind_local(index.id, ScalarType(INDEX), index, index_var)
+            loop_var = self.names.bind_local(index.id, ScalarType(INDEX), index, index_var)
         for ia in iter_args:
-            self.bind_local(ia.name, ia.type, node, ia)
-        self.loop_depth += 1
+            self.names.bind_local(ia.name, ia.type, node, ia)
+        self.body.loop_depth += 1
         try:
-            body = self.parse_block(node.body, "for", slot, new_frame=False)
+            body = self.stmts.parse_block(node.body, "for", slot, new_frame=False)
         finally:
-            self.loop_depth -= 1
-            frame = self.env.pop()
-            self.env[-1].update({k: v for k, v in frame.items() if id(v) not in self.block_locals})
+            self.body.loop_depth -= 1
+            self.names.pop_frame()
         return body, slot, loop_var
 
     def return_vars(self, slot: YieldSlot, iter_args: list[IterArg], node: ast.AST) -> list[Var]:
         if slot.node is None:
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 "a loop with init_values must end with `a, b = pl.yield_(...)`",
                 node.body[-1] if node.body else node,
             )
         if len(slot.values) != len(iter_args):
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 f"pl.yield_ yields {len(slot.values)} values but the loop "
                 f"carries {len(iter_args)} (init_values)",
@@ -231,65 +250,65 @@ class LoopParser(StatementParser):
         out = []
         for (name, ann, tnode), v, ia in zip(slot.targets, slot.values, iter_args):
             if merge_annotation(ia.type, v.type) is None:
-                raise self.error(
+                raise self.source.error(
                     ParserTypeError,
                     f"pl.yield_ value for {ia.name!r} has type "
                     f"{describe_type(v.type)} but the carried value is {describe_type(ia.type)}",
                     slot.node,
                 )
-            out.append(Var(name, ann or ia.type, self.src.span(tnode)))
+            out.append(Var(name, ann or ia.type, self.source.span(tnode)))
         return out
 
     def declare_returns(self, slot: YieldSlot, return_vars: list[Var]) -> None:
         for (name, _, tnode), rv in zip(slot.targets, return_vars):
-            self.declare(name, rv, tnode)
+            self.names.declare(name, rv, tnode)
 
     def while_loop(self, node: ast.For, fn: Any, args: list, kwargs: dict) -> None:
         b = self.bind_args(fn, args, kwargs, node.iter)
         if b.get("init_values") is None:
-            raise self.error(ParserSyntaxError, "pl.while_ needs init_values=(...)", node.iter)
+            raise self.source.error(ParserSyntaxError, "pl.while_ needs init_values=(...)", node.iter)
         names = self.iter_names(node.target)
         iter_args = self.iter_args(names, b["init_values"], node.iter)
         first = node.body[0]
-        if not self._is_construct_call(first, "cond"):
-            raise self.error(
+        if not self.stmts.is_construct_call(first, "cond"):
+            raise self.source.error(
                 ParserSyntaxError,
                 "pl.cond(...) must be the first statement of a pl.while_ body",
                 first,
                 hint="start the body with `pl.cond(<condition>)`",
             )
-        self.env.append({})
+        self.names.push_frame()
         for ia in iter_args:
-            self.bind_local(ia.name, ia.type, node, ia)
+            self.names.bind_local(ia.name, ia.type, node, ia)
         cond_call = first.value  # type: ignore[attr-defined]
         if len(cond_call.args) != 1 or cond_call.keywords:
-            raise self.error(ParserSyntaxError, "pl.cond takes one condition", cond_call)
-        cond = self.as_expr(self.eval(cond_call.args[0]), cond_call.args[0])
+            raise self.source.error(ParserSyntaxError, "pl.cond takes one condition", cond_call)
+        cond = self.exprs.as_expr(self.exprs.eval(cond_call.args[0]), cond_call.args[0])
         if not isinstance(cond.type, ScalarType):
-            raise self.error(ParserTypeError, "pl.cond needs a scalar condition", cond_call.args[0])
+            raise self.source.error(ParserTypeError, "pl.cond needs a scalar condition", cond_call.args[0])
         slot = YieldSlot()
-        self.loop_depth += 1
+        self.body.loop_depth += 1
         try:
-            body = self.parse_block(node.body[1:], "for", slot, new_frame=False)
+            body = self.stmts.parse_block(node.body[1:], "for", slot, new_frame=False)
         finally:
-            self.loop_depth -= 1
-            self.env.pop()
+            self.body.loop_depth -= 1
+            self.names.pop_frame(keep=False)
         return_vars = self.return_vars(slot, iter_args, node)
-        self.emit(While(cond, iter_args, body, return_vars, self.src.span(node)))
+        self.body.emit(While(cond, iter_args, body, return_vars, self.source.span(node)))
         self.declare_returns(slot, return_vars)
 
     def spmd_loop(self, node: ast.For, fn: Any, args: list, kwargs: dict) -> None:
         index = self._loop_index(node.target, "pl.spmd")
         attrs = self.spmd_attrs(fn, args, kwargs, node.iter)
-        index_var = Var(index.id, ScalarType(INDEX), self.src.span(index))
+        index_var = Var(index.id, ScalarType(INDEX), self.source.span(index))
         body, slot, _ = self.loop_body(node, index, [], None, index_var)
         if slot.node is not None:
-            raise self.error(ParserSyntaxError, "pl.yield_ is not valid in a pl.spmd body", slot.node)
-        self.emit(Scope(ScopeKind.Spmd, body, attrs, index_var=index_var, span=self.src.span(node)))
+            raise self.source.error(ParserSyntaxError, "pl.yield_ is not valid in a pl.spmd body", slot.node)
+        self.body.emit(Scope(ScopeKind.Spmd, body, attrs, index_var=index_var, span=self.source.span(node)))
 
     def split_aiv_loop(self, node: ast.For, fn: Any, args: list, kwargs: dict) -> None:
         if "mode" not in kwargs:
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 "pl.split_aiv needs mode=pl.SplitMode.NONE / UP_DOWN / LEFT_RIGHT",
                 node.iter,
@@ -297,35 +316,37 @@ class LoopParser(StatementParser):
             )
         b = self.bind_args(fn, args, kwargs, node.iter)
         if b.get("n") != 2 or isinstance(b.get("n"), bool):
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 f"pl.split_aiv takes n=2 (the two AIV lanes), got {b.get('n')!r}",
                 node.iter.args[0] if node.iter.args else node.iter,
             )
         mode = b.get("mode")
         if not isinstance(mode, SplitMode):
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError,
                 "pl.split_aiv needs mode=pl.SplitMode.NONE / UP_DOWN / LEFT_RIGHT",
                 node.iter,
             )
         lane = self._loop_index(node.target, "pl.split_aiv")
-        lane_var = Var(lane.id, ScalarType(INDEX), self.src.span(lane))
-        outer_mode, self.split_mode = self.split_mode, mode
+        lane_var = Var(lane.id, ScalarType(INDEX), self.source.span(lane))
+        outer_mode, self.state.split_mode = self.state.split_mode, mode
         try:
             body, slot, _ = self.loop_body(node, lane, [], None, lane_var)
         finally:
-            self.split_mode = outer_mode
+            self.state.split_mode = outer_mode
         if slot.node is not None:
-            raise self.error(ParserSyntaxError, "pl.yield_ is not valid in a pl.split_aiv body", slot.node)
-        self.emit(SplitAivScope(mode, lane_var, body, self.src.span(node)))
+            raise self.source.error(
+                ParserSyntaxError, "pl.yield_ is not valid in a pl.split_aiv body", slot.node
+            )
+        self.body.emit(SplitAivScope(mode, lane_var, body, self.source.span(node)))
 
     def optimization_attrs(self, opts: Any, node: ast.AST) -> dict[str, Any]:
         """`optimizations=[pl.split(mode), pl.cross_core_slot(slot_num=n)]` → split / slot_num attrs."""
         if opts is None:
             return {}
         if not isinstance(opts, list):
-            raise self.error(ParserSyntaxError, "optimizations= must be a list literal", node)
+            raise self.source.error(ParserSyntaxError, "optimizations= must be a list literal", node)
         out: dict[str, Any] = {}
         for o in opts:
             if isinstance(o, constructs.Split):
@@ -335,7 +356,7 @@ class LoopParser(StatementParser):
             elif isinstance(o, constructs.CrossCoreSlot):
                 out["slot_num"] = o.slot_num
             else:
-                raise self.error(
+                raise self.source.error(
                     ParserSyntaxError,
                     f"unknown optimization entry {o!r}",
                     node,
@@ -345,14 +366,14 @@ class LoopParser(StatementParser):
 
     def spmd_attrs(self, fn: Any, args: list, kwargs: dict, node: ast.Call) -> dict[str, Any]:
         b = self.bind_args(fn, args, kwargs, node)
-        attrs: dict[str, Any] = {"core_num": self.scope_attr_value("core_num", b["core_num"], node)}
+        attrs: dict[str, Any] = {"core_num": self.calls.scope_attr_value("core_num", b["core_num"], node)}
         if isinstance(attrs["core_num"], int) and attrs["core_num"] <= 0:
-            raise self.error(
+            raise self.source.error(
                 ParserSyntaxError, f"pl.spmd core_num must be positive, got {attrs['core_num']}", node
             )
         for key in ("sync_start", "name_hint", "deps", "allow_early_resolve", "predicate", "cache_policies"):
             if given(b.get(key)):
-                attrs[key] = self.scope_attr_value(key, b[key], node)
+                attrs[key] = self.calls.scope_attr_value(key, b[key], node)
         attrs.update(self.optimization_attrs(b.get("optimizations"), node))
         return attrs
 

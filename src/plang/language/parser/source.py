@@ -1,4 +1,5 @@
-"""Where DSL source comes from: a function object, a class, or a string; spans into it."""
+"""Where DSL source comes from (a function object, a class, or a string), spans into it, and
+the `SourceTracker` that turns AST nodes into spans and located diagnostics."""
 
 from __future__ import annotations
 
@@ -6,9 +7,18 @@ import ast
 import inspect
 import linecache
 import textwrap
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
-from ...errors import ParserError, ParserSyntaxError
+from ...errors import (
+    Error,
+    InternalCompilerError,
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    frontend_debug,
+)
+from ...ir.ops import OpTypeError, OpValueError
 from ...ir.span import Span
 
 
@@ -68,7 +78,61 @@ class Source:
         return err
 
 
-_CACHE: dict[Any, tuple[Source, ast.AST]] = {}
+class SourceTracker:
+    """The source being parsed (an `@pl.inline` body swaps it in): spans of its nodes, errors
+    located at them, and the error boundary around each statement and expression."""
+
+    __slots__ = ("src",)
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+
+    def span(self, node: ast.AST) -> Span:
+        return self.src.span(node)
+
+    def error(
+        self,
+        cls: type[ParserError],
+        message: str,
+        node: ast.AST | Span,
+        hint: str = "",
+        code: str | None = None,
+    ) -> ParserError:
+        span = node if isinstance(node, Span) else self.src.span(node)
+        return self.src.locate(cls(message, span, hint=hint, code=code), span)
+
+    def locate(self, err: ParserError, node: ast.AST) -> ParserError:
+        return self.src.locate(err, self.src.span(node))
+
+    @contextmanager
+    def reading(self, src: Source) -> Iterator[None]:
+        """Parse nodes of `src` inside the `with` body."""
+        outer, self.src = self.src, src
+        try:
+            yield
+        finally:
+            self.src = outer
+
+    def guarded(self, node: ast.AST, parse: Callable[..., Any], *args: Any) -> Any:
+        """`parse(*args)` for the statement or expression `node`: parser errors located at it,
+        an op's type error as `ParserTypeError`, any other exception as `InternalCompilerError`
+        (raw under `PLANG_FRONTEND_DEBUG=1`)."""
+        try:
+            return parse(*args)
+        except ParserError as e:
+            raise self.locate(e, node) from None
+        except Error:
+            raise
+        except (OpTypeError, OpValueError) as e:
+            raise self.error(ParserTypeError, str(e), node) from None
+        except Exception as e:
+            if frontend_debug():
+                raise
+            span = self.src.span(node)
+            raise InternalCompilerError(e, span, self.src.line_text(span.begin_line, span.filename)) from e
+
+
+_CACHE: dict[Any, tuple[Source, ast.AST]] = {}  # filled idempotently: a race reads a source twice
 
 
 def source_of(obj: Any) -> tuple[Source, ast.FunctionDef | ast.ClassDef]:

@@ -1,8 +1,81 @@
-"""Type comparisons the parser needs: exact sameness and annotation compatibility."""
+"""Types in the parser: the `TypeResolver` of annotations, exact type sameness and
+annotation compatibility."""
 
 from __future__ import annotations
 
+import ast
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ParserError
+from ...ir.enums import TensorLayout
 from ...ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, shapes_equal
+from ..values import TypeSpec, annotation_spec
+
+if TYPE_CHECKING:
+    from .expressions import ExprEvaluator
+
+
+class MultiReturn:
+    """`-> tuple[T1, T2]`: several return types."""
+
+    __slots__ = ("specs",)
+
+    def __init__(self, specs: list[Any]) -> None:
+        self.specs = specs
+
+
+class TypeResolver:
+    """Annotations as IR types: signature annotations (the live function's evaluated ones when
+    it has them, else the AST evaluated against the enclosing scopes) and annotated assignments."""
+
+    def __init__(
+        self,
+        exprs: ExprEvaluator,
+        annotations: dict[str, Any] | None = None,
+        annotation_scope: dict[str, Any] | None = None,
+    ) -> None:
+        self.exprs, self.source, self.names = exprs, exprs.source, exprs.names
+        self.live = annotations or {}
+        self.scope = annotation_scope or {}  # see `FunctionSource.annotation_scope`
+
+    def annotation(self, node: ast.expr) -> Type:
+        """The type of an annotated assignment's annotation."""
+        spec = self.exprs.eval_static(node)
+        try:
+            return annotation_spec(spec).type
+        except ParserError as e:
+            raise self.source.locate(e, node) from None
+
+    def parameter(self, name: str, node: ast.expr) -> TypeSpec:
+        """Type and direction of parameter `name` annotated `node`."""
+        value = self._signature_value(name, node)
+        try:
+            return annotation_spec(value)
+        except ParserError as e:
+            raise self.source.locate(e, node) from None
+
+    def returns(self, fdef: ast.FunctionDef) -> list[Type] | None:
+        """The declared return types (None when there is no `->`)."""
+        node = fdef.returns
+        if node is None:
+            return None
+        value = self._signature_value("return", node)
+        if value is None:
+            return []
+        specs = value.specs if isinstance(value, MultiReturn) else [value]
+        try:
+            return [annotation_spec(s).type for s in specs]
+        except ParserError as e:
+            raise self.source.locate(e, node) from None
+
+    def _signature_value(self, name: str, node: ast.expr) -> Any:
+        live = self.live.get(name)
+        if live is not None and not isinstance(live, str):
+            return live
+        if not self.scope:
+            return self.exprs.eval_static(node)
+        with self.names.closure_first(self.scope):  # closure cells first, then the enclosing scopes
+            return self.exprs.eval_static(node)
 
 
 def same_type(a: Type, b: Type) -> bool:
@@ -42,8 +115,6 @@ def merge_annotation(ann: Type, actual: Type) -> Type | None:
     if isinstance(ann, TensorType):
         if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
             return None
-        from ...ir.enums import TensorLayout
-
         return ann if ann.layout is not TensorLayout.ND or actual.layout is TensorLayout.ND else actual
     if isinstance(ann, TileType):
         if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):

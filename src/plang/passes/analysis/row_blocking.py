@@ -20,23 +20,18 @@ from ...ir.enums import MemorySpace, ParamDirection
 from ...ir.expr import Add, Call, ConstInt, Expr, IterArg, MakeTuple, Mul, Var
 from ...ir.function import Function
 from ...ir.ops import make_call
-from ...ir.ops.registry import Op, OpTypeError, OpValueError
+from ...ir.ops.registry import Op, OpTypeError, OpValueError, Pattern, Unit, ops_where
 from ...ir.stmt import Assign, For, Return, Stmt, Yield, flatten, seq
 from ...ir.types import ScalarType, TensorType, dim_value
 from ...target import Device
 from .var_uses import expr_vars
 
-_ELEMENTWISE = """abs add adds and_ ands cast cmp cmps cos div divs exp expands fmod fmods log
-    maximum maximums minimum minimums mul muls neg not_ or_ ors recip relu rsqrt shl shls shr
-    shrs sigmoid sin sqrt sub subs tanh xor xors row_sum row_max row_min row_prod row_argmax row_argmin
-    row_expand row_expand_add row_expand_sub row_expand_mul row_expand_div row_expand_max
-    row_expand_min row_expand_expdif col_expand col_expand_add col_expand_sub col_expand_mul
-    col_expand_div col_expand_max col_expand_min col_expand_expdif"""
 #: tensor ops computed row by row: an operand with the row count is blocked, one with a
 #: single row (a column broadcast) is used whole
-ROW_WISE = frozenset("tensor." + n for n in _ELEMENTWISE.split())
-GENERATORS = frozenset({"tensor.full", "tensor.create"})
-MATMUL = frozenset({"tensor.matmul", "tensor.matmul_acc"})
+ROW_WISE = ops_where(lambda op: op.facts.pattern in (Pattern.ELEMENTWISE, Pattern.ROW_REDUCTION,
+                                                     Pattern.ROW_BROADCAST, Pattern.COL_BROADCAST), "tensor")
+GENERATORS = ops_where(lambda op: op.facts.unit is Unit.ALLOC, "tensor")
+MATMUL = ops_where(lambda op: op.facts.pattern is Pattern.MATMUL, "tensor")
 
 
 def _operands(call: Call) -> dict[str, object]:

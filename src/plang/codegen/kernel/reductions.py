@@ -1,0 +1,72 @@
+"""Vector reduction building blocks: identities and combiners, lane folds, valid-lane masks,
+and the single-pass form that computes a lazy tile into a buffer while reducing its rows."""
+
+from __future__ import annotations
+
+from ...dtypes import DataType
+from .builder import KernelBuilder, TileBuf, compute_dtype, static_index
+from .mlir import arith, ir, memref, scf, vector
+from .vector_math import splat
+from .vectors import LazyTile, load_chunk, store_chunk, to_compute, to_storage, vtype
+
+_K = vector.CombiningKind
+
+
+def identity_and_kind(op: str, d: DataType) -> tuple[float | int, object, object]:
+    """(identity, elementwise combine fn, vector.reduction kind) of `op` on compute dtype `d`."""
+    if d.is_float:
+        return {"sum": (0.0, arith.addf, _K.ADD), "prod": (1.0, arith.mulf, _K.MUL),
+                "max": (float("-inf"), arith.maximumf, _K.MAXIMUMF),
+                "min": (float("inf"), arith.minimumf, _K.MINIMUMF)}[op]
+    bits = d.bits
+    if d.signed:
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return {"sum": (0, arith.addi, _K.ADD), "prod": (1, arith.muli, _K.MUL),
+                "max": (lo, arith.maxsi, _K.MAXSI), "min": (hi, arith.minsi, _K.MINSI)}[op]
+    return {"sum": (0, arith.addi, _K.ADD), "prod": (1, arith.muli, _K.MUL),
+            "max": (0, arith.maxui, _K.MAXUI), "min": (-1, arith.minui, _K.MINUI)}[op]
+
+
+def fold_lanes(acc: ir.Value, kind) -> ir.Value:
+    """The lanes of vector accumulator `acc` combined into one scalar as a tree: the lanes
+    already hold partial results in no particular order, so float sums and products may be
+    reassociated (without that flag LLVM adds the lanes one after another, a chain of as
+    many dependent adds as lanes)."""
+    is_float = isinstance(acc.type.element_type, ir.FloatType)
+    fm = ir.Attribute.parse("#arith.fastmath<reassoc>") if is_float and kind in (_K.ADD, _K.MUL) else None
+    return vector.reduction(acc.type.element_type, kind, acc, fastmath=fm)
+
+
+def lane_mask(width: int, n: ir.Value) -> ir.Value:
+    return vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [n])
+
+
+def valid_lanes(v: ir.Value, x: TileBuf, c: ir.Value, identity: ir.Value) -> ir.Value:
+    """Chunk `v` of `x` at column `c` with lanes past the valid columns set to `identity`
+    (no masking when every column up to the pitch is statically valid)."""
+    cols = static_index(x.valid[1])
+    if cols is not None and cols >= x.pitch:
+        return v
+    return arith.select(lane_mask(x.width, arith.subi(x.valid[1], c)), v, identity)
+
+
+def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: LazyTile | None = None) -> None:
+    """Row `op` of tile `x` into `red` ([rows, 1]). With `lazy`, the values come from it and
+    are stored into `x` in the same pass (a producer and its row reduction in one sweep)."""
+    cd = compute_dtype(x.dtype)
+    ident, combine, kind = identity_and_kind(op, cd)
+    init = splat(vtype(x.width, cd), ident)
+    with kb.loop(0, x.rows) as lr:
+        r = lr.induction_variable
+        base = arith.muli(r, kb.idx(x.pitch))
+        with kb.loop(0, x.pitch, x.width, [init]) as lcol:
+            c = lcol.induction_variable
+            if lazy is None:
+                v = load_chunk(x, arith.addi(base, c))
+            else:
+                v = lazy.chunk(r, c)
+                store_chunk(x, arith.addi(base, c), v)
+            v = valid_lanes(to_compute(v, x.dtype), x, c, init)
+            scf.yield_([combine(lcol.inner_iter_args[0], v)])
+        s = fold_lanes(lcol.results[0], kind)
+        memref.store(to_storage(s, red.dtype), red.buf, [arith.muli(r, kb.idx(red.pitch))])

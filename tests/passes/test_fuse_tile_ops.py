@@ -1,0 +1,170 @@
+"""FuseTileOps: fusion decisions written into core kernels' IR (before / expected)."""
+# ruff: noqa: E501  (expected IR reads best one statement per line)
+
+from __future__ import annotations
+
+import textwrap
+
+from pass_testing import check_pass, parse
+
+from plang import passes
+from plang.ir import assert_structural_equal
+
+VERIFY = ("TypeCheck", "SSAForm", "UseAfterDef")
+SIGNATURE = ("def k(self, x: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]) "
+             "-> pl.Tensor[[64, 128], pl.FP32]:")
+
+
+def kernel(body: str, kind: str = "AIV") -> str:
+    """A one-kernel program whose kernel `k` has `body`."""
+    return (f"@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.{kind})\n    {SIGNATURE}\n"
+            + textwrap.indent(textwrap.dedent(body), " " * 8))
+
+SOFTMAX = kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+    m: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_max(t)
+    d: pl.Tile[[64, 128], pl.FP32] = pl.tile.row_expand_sub(t, m)
+    e: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(d)
+    s: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(e)
+    p: pl.Tile[[64, 128], pl.FP32] = pl.tile.row_expand_div(e, s)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(p, [0, 0], out)
+    return out_1
+""")
+
+
+def test_row_softmax_becomes_one_row_region():
+    check_pass("fuse_tile_ops", SOFTMAX, kernel("""
+    with pl.fused(rows=64):
+        with pl.fused():
+            t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+            m: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_max(t)
+        with pl.fused():
+            e: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(pl.tile.row_expand_sub(t, m))
+            s: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(e)
+        out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.row_expand_div(e, s), [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
+
+
+def test_the_pass_is_idempotent():
+    once = passes.fuse_tile_ops()(parse(SOFTMAX))
+    assert_structural_equal(passes.fuse_tile_ops()(once), once)
+
+
+def test_a_chain_without_reuse_fuses_into_its_store_without_a_region():
+    check_pass("fuse_tile_ops", kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+    a: pl.Tile[[64, 128], pl.FP32] = pl.tile.adds(t, 1.0)
+    e: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(a)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(e, [0, 0], out)
+    return out_1
+"""), kernel("""
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.exp(pl.tile.adds(pl.tile.load(x, [0, 0], [64, 128]), 1.0)), [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
+
+
+def test_a_write_in_between_keeps_the_producer_in_place():
+    """The store may change what the load reads, so the load is not moved past it."""
+    before = kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(out, [0, 0], [64, 128])
+    z: pl.Tile[[64, 128], pl.FP32] = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(z, [0, 0], out)
+    e: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(t)
+    out_2: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(e, [0, 0], out_1)
+    return out_2
+""")
+    check_pass("fuse_tile_ops", before, kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(out, [0, 0], [64, 128])
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.full([64, 128], dtype=pl.FP32, value=0.0), [0, 0], out)
+    out_2: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.exp(t), [0, 0], out_1)
+    return out_2
+"""), verify=VERIFY)
+
+
+def test_column_ops_and_matmul_operands_stay_separate():
+    """A column reduction is not row-local (no region) and does not stream its operand
+    (the producer keeps its own statement and shares its pass with no reduction)."""
+    check_pass("fuse_tile_ops", kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+    e: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(t)
+    c: pl.Tile[[1, 128], pl.FP32] = pl.tile.col_sum(e)
+    r: pl.Tile[[64, 128], pl.FP32] = pl.tile.col_expand_mul(e, c)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(r, [0, 0], out)
+    return out_1
+"""), kernel("""
+    e: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(pl.tile.load(x, [0, 0], [64, 128]))
+    c: pl.Tile[[1, 128], pl.FP32] = pl.tile.col_sum(e)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.col_expand_mul(e, c), [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
+
+
+def test_loop_yields_are_not_consumers_branch_yields_are():
+    before = kernel("""
+    z: pl.Tile[[64, 128], pl.FP32] = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+    for i, (acc,) in pl.range(4, init_values=(z,)):
+        t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+        acc_1: pl.Tile[[64, 128], pl.FP32] = pl.tile.add(acc, t)
+        acc_2 = pl.yield_(acc_1)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(acc_2, [0, 0], out)
+    return out_1
+""")
+    after = kernel("""
+    z: pl.Tile[[64, 128], pl.FP32] = pl.tile.full([64, 128], dtype=pl.FP32, value=0.0)
+    for i, (acc,) in pl.range(4, init_values=(z,)):
+        acc_1: pl.Tile[[64, 128], pl.FP32] = pl.tile.add(acc, pl.tile.load(x, [0, 0], [64, 128]))
+        acc_2 = pl.yield_(acc_1)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(acc_2, [0, 0], out)
+    return out_1
+""")
+    check_pass("fuse_tile_ops", before, after, verify=VERIFY)
+
+
+def test_only_core_functions_are_fused():
+    src = kernel("""
+    a: pl.Tensor[[64, 128], pl.FP32] = pl.tensor.exp(x)
+    b: pl.Tensor[[64, 128], pl.FP32] = pl.tensor.adds(a, 1.0)
+    return b
+""", kind="Orchestration")
+    check_pass("fuse_tile_ops", src, src)
+
+
+def test_user_written_regions_are_checked_by_codegen():
+    """A `with pl.fused(rows=..)` the parser read keeps its meaning only if it is row-local."""
+    import pytest
+
+    from plang.codegen.kernel import KernelCompileError, compile_kernel
+
+    prog = parse(kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+    with pl.fused(rows=64):
+        c: pl.Tile[[1, 128], pl.FP32] = pl.tile.col_sum(t)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.col_expand_mul(t, c), [0, 0], out)
+    return out_1
+"""))
+    with pytest.raises(KernelCompileError, match="not row-local with 64 rows"):
+        compile_kernel(prog.get("k"))
+
+
+def _example(name: str):
+    import runpy
+    from pathlib import Path
+
+    return runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / name))
+
+
+def test_lowered_examples_print_their_fusion():
+    """`lower()` of the softmax and flash-attention examples shows what codegen will fuse."""
+    import torch
+
+    softmax = _example("03_row_softmax.py")["row_softmax"]
+    x = torch.randn(64, 512)
+    text = softmax.lower(x, torch.empty_like(x)).as_python()
+    assert "with pl.fused(rows=16):" in text and "pl.tile.exp(pl.tile.row_expand_sub(t, row_max))" in text
+    assert "pl.tile.store(pl.tile.row_expand_div(e, row_sum)" in text
+
+    flash = _example("06_flash_attention.py")["flash_attention"]
+    q, kt, v = (torch.randn(*s).to(torch.bfloat16) for s in ((64, 128), (128, 256), (256, 128)))
+    text = flash.lower(q, kt, v, torch.empty(64, 128)).as_python()
+    assert "with pl.fused(rows=32):" in text and "with pl.fused():" in text

@@ -16,6 +16,7 @@ from plang.ir.ops.composite import COMPOSITES
 #: composite op -> torch's implementation (a new entry in COMPOSITES needs one here)
 TORCH = {
     "silu": torch.nn.functional.silu,
+    "softplus": torch.nn.functional.softplus,
 }
 TOL = {"FP32": 3e-6, "FP16": 2e-3, "BF16": 1.6e-2}
 

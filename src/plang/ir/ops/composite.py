@@ -26,6 +26,9 @@ PRIMITIVES = UNARY_PRIMITIVES + BINARY_PRIMITIVES + ("const",)
 #: name -> (what it computes, semantics(m, x))
 COMPOSITES: dict[str, tuple[str, Callable[..., Any]]] = {
     "silu": ("SiLU (swish) x * sigmoid(x)", lambda m, x: m.mul(x, m.sigmoid(x))),
+    "softplus": ("softplus log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)) (no overflow)",
+                 lambda m, x: m.add(m.maximum(x, m.const(0.0)),
+                                    m.log(m.add(m.exp(m.neg(m.abs(x))), m.const(1.0))))),
 }
 
 

@@ -12,19 +12,24 @@ PACKAGE = SRC / "plang"
 
 #: top-level part of plang -> its layer; a module may import its own layer or lower ones
 LAYERS = {
-    "dtypes": 0, "native_build": 0, "version": 0,
-    "ir": 1, "errors": 1,
+    "dtypes": 0, "native_build": 0, "version": 0, "pyast": 0,
+    "ir": 1, "errors": 1, "backend": 1,
     "target": 2,
     "passes": 3, "language": 3,
     "codegen": 4,
     "runtime": 5,
-    "jit": 6,
+    "jit": 6, "distributed": 6,
     "debug": 7, "__init__": 7,
 }
 #: (importer part, imported part): why the layering allows it
 ALLOWED_UPWARD = {
     ("codegen", "runtime"): "a kernel library links the runtime's pipe and profiling symbols "
                             "(the kernel ABI the runtime calls)",
+}
+#: (importer module, imported part): a single compatibility module allowed to import upward
+ALLOWED_UPWARD_MODULES = {
+    ("plang.ir.pass_manager", "passes"): "the reference's import path of PassManager; nothing in "
+                                         "plang imports this module",
 }
 
 
@@ -131,7 +136,8 @@ def test_imports_follow_the_layer_order():
         src = _part(module)
         for t in targets:
             dst = _part(t)
-            if LAYERS[dst] > LAYERS[src] and (src, dst) not in ALLOWED_UPWARD:
+            if LAYERS[dst] > LAYERS[src] and (src, dst) not in ALLOWED_UPWARD \
+                    and (module, dst) not in ALLOWED_UPWARD_MODULES:
                 wrong.append(f"{module} -> {t}")
     assert wrong == []
 

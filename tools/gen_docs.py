@@ -99,7 +99,8 @@ def op_catalog() -> str:
         lines += [f"## {title}", "", _first_paragraph(module.__doc__), ""]
         for namespace in dict.fromkeys(op.namespace for op in ops):
             group = [op for op in ops if op.namespace == namespace]
-            lines += [f"### `pl.{namespace}` — {title.lower()}", "",
+            head = namespace if namespace == "pld" else f"pl.{namespace}"
+            lines += [f"### `{head}` — {title.lower()}", "",
                       "| op | unified | parameters | unit | reads | writes | description |",
                       "| --- | --- | --- | --- | --- | --- | --- |"]
             for op in group:

@@ -35,6 +35,7 @@ from .errors import (
                      EagerCallError,
                      Error,
                      InternalCompilerError,
+                     InvalidPythonError,
                      ParserError,
                      ParserNameError,
                      ParserSyntaxError,
@@ -44,6 +45,7 @@ from .errors import (
 )
 from .ir.enums import (
                      AccPhase,
+                     ArgDirection,
                      AtomicType,
                      CachePolicy,
                      CompactMode,

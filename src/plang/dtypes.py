@@ -42,6 +42,10 @@ class DataType:
         """Bytes per element, rounding sub-byte types up to one byte."""
         return max(1, self.bits // 8)
 
+    def get_byte(self) -> int:
+        """Bytes per element (the reference's spelling of `itemsize`)."""
+        return self.itemsize
+
     @classmethod
     def from_name(cls, name: str) -> DataType:
         try:

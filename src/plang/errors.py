@@ -109,6 +109,35 @@ class ParserSyntaxError(ParserError):
     code = "PL100"
 
 
+class InvalidPythonError(ParserSyntaxError, SyntaxError):
+    """DSL source that is not valid Python; also a `SyntaxError` (its filename, lineno, offset
+    and text read from the span), as callers of the reference's ``pl.parse`` expect. Its
+    message reads as any `ParserSyntaxError`'s."""
+
+    def headline(self) -> str:
+        return f"ParserSyntaxError [{self.code}]: {self.message}"
+
+    @property
+    def msg(self) -> str:
+        return self.message
+
+    @property
+    def filename(self) -> str:
+        return self.span.filename
+
+    @property
+    def lineno(self) -> int:
+        return self.span.begin_line
+
+    @property
+    def offset(self) -> int:
+        return self.span.begin_col + 1
+
+    @property
+    def text(self) -> str | None:
+        return self.source_line
+
+
 class ParserTypeError(ParserError):
     """An operand has the wrong kind, dtype or shape (including op type-deduction errors)."""
 
@@ -176,6 +205,7 @@ __all__ = [
     "EagerCallError",
     "Error",
     "InternalCompilerError",
+    "InvalidPythonError",
     "ParserError",
     "ParserNameError",
     "ParserSyntaxError",

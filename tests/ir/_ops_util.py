@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from plang.dtypes import FP32, DataType
-from plang.ir import ArrayType, ConstInt, ScalarType, TensorType, TileType, TupleType, Var
+from plang.ir import (
+    ArrayType,
+    CommCtxType,
+    ConstInt,
+    PtrType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Var,
+)
 from plang.ir.ops import make_call
 
 
@@ -43,8 +53,10 @@ def describe(t) -> str:
         return f"Array[{t.extent}, {t.dtype.name}]"
     if isinstance(t, TupleType) and not t.types:
         return "()"
+    if isinstance(t, (PtrType, CommCtxType)):
+        return type(t).__name__
     raise AssertionError(f"unexpected type {type(t).__name__}")
 
 
-def deduce(name: str, *args, **kwargs) -> str:
+def deduce(name: str, /, *args, **kwargs) -> str:
     return describe(make_call(name, args, kwargs).type)

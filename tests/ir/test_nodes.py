@@ -11,11 +11,15 @@ from plang.ir import (
     Add,
     ArrayType,
     Cast,
+    CommCtxType,
     ConstInt,
+    DistributedTensorType,
     Function,
     GlobalVar,
     IterArg,
     MakeTuple,
+    MemorySpace,
+    MemRef,
     Neg,
     Node,
     Not,
@@ -24,7 +28,9 @@ from plang.ir import (
     Return,
     ScalarType,
     SeqStmts,
+    TensorView,
     TileType,
+    TileView,
     TupleGetItem,
     UnknownType,
     Var,
@@ -124,6 +130,9 @@ def test_repr_of_every_node_kind_in_a_program():
     x = Var("x", IDX)
     extra = [Cast(x, INT32), GlobalVar("k"), IterArg("a", IDX, ConstInt(0)), SeqStmts([]), Neg(x), Not(x),
              TupleGetItem(MakeTuple([x]), 0), ArrayType(4, INT32), PtrType(), UnknownType(),
+             CommCtxType(), DistributedTensorType([8], FP32, view=TensorView([1], [4])),
+             TileType([8, 8], FP32, MemorySpace.Vec, view=TileView(fractal=512),
+                      memref=MemRef("buf", x, 256)),
              *(cls(x, Var("y", IDX)) for cls in BINARY_OPS)]
     Collect().visit(every_statement_program())
     for node in extra:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from _ops_util import array, deduce, scalar, tensor, tile
 
-from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, TASK_ID
-from plang.ir import AtomicType, MemorySpace, SplitMode
+from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, INT64, TASK_ID
+from plang.ir import AtomicType, MemorySpace, PipeType, SplitMode
 from plang.ir.ops import OpTypeError, OpValueError
 
 A = tile([64, 128], FP32, name="a")
@@ -155,7 +155,7 @@ CASES = {
          "array.get_element", (TA, 0), {}),
     ],
     "pipe_system": [
-        (OpTypeError, r"tile\.tpop_from_aic: shape and dtype of the received tile are required",
+        (OpTypeError, r"tile\.tpop_from_aic: shape and dtype of the received tile go together",
          "tile.tpop_from_aic", (), {"shape": [8, 8]}),
         (OpValueError, r"tile\.tpush_to_aiv: argument 'split' must be in \[0, 4\], got 7",
          "tile.tpush_to_aiv", (A,), {"split": 7}),
@@ -163,6 +163,15 @@ CASES = {
          (tile([7, 8]),), {"mode": SplitMode.UP_DOWN}),
         (OpTypeError, r"system\.sync_set: argument 'event_id' must be a compile-time integer",
          "system.sync_set", ("x",), {}),
+        (OpValueError, r"system\.sync_src: set_pipe must be a pl\.PipeType", "system.sync_src", (),
+         {"set_pipe": 2, "wait_pipe": PipeType.V, "event_id": 0}),
+        (OpTypeError, r"system\.cacheinvalid: offsets has 1 entries; the tensor has rank 2",
+         "system.cacheinvalid", (TA, [1, 1], [0]), {}),
+        (OpTypeError, r"system\.cacheinvalid: the region form needs", "system.cacheinvalid", (TA,), {}),
+        (OpTypeError, r"system\.set_ffts: workspace must be a 1-D INT64 tensor of at least 256",
+         "system.set_ffts", (tensor([16], INT64),), {}),
+        (OpTypeError, r"system\.task_dummy: deps takes TaskIds or arrays of them, got 'Scalar\[INT32\]'",
+         "system.task_dummy", (), {"deps": (scalar(INT32),)}),
     ],
 }
 

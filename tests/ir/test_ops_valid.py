@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import pytest
+from _distributed_cases import DISTRIBUTED_CASES
 from _ops_util import array, deduce, scalar, tensor, tile
 
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, TASK_ID, UINT32
-from plang.ir import MemorySpace, SplitMode
+from plang.ir import MemorySpace, PipeType, SplitMode
 from plang.ir.ops import REGISTRY, make_call
 from plang.ir.ops.composite import COMPOSITES
 
@@ -120,6 +121,16 @@ case("system.sync_wait", 3, expect="()")
 case("system.syncall", expect="()")
 case("system.available_cluster_count", expect="Scalar[INDEX]")
 case("system.available_aiv_count", expect="Scalar[INDEX]")
+case("system.sync_src", set_pipe=PipeType.MTE2, wait_pipe=PipeType.V, event_id=0, expect="()")
+case("system.sync_dst", set_pipe=PipeType.MTE2, wait_pipe=PipeType.V, event_id=0, expect="()")
+case("system.bar_v", expect="()")
+case("system.bar_m", expect="()")
+case("system.bar_all", expect="()")
+case("system.fence", expect="()")
+case("system.cacheinvalid", TA, [16, 16], [0, 0], expect="()")
+case("system.set_ffts", tensor([256], INT64), expect="()")
+case("system.task_invalid", expect="Scalar[TASK_ID]")
+case("system.task_dummy", deps=(scalar(TASK_ID), array(4, TASK_ID), None), expect="Scalar[TASK_ID]")
 # remainder, carry arithmetic, prelu, batched matmul, generated values, indexing
 case("tile.rem", A, B, tile([2, 128]), expect=TILE_FULL)
 case("tile.rems", IA, 3, tile([1, 128], INT32), expect="Tile[[64, 128], INT32]")
@@ -142,6 +153,18 @@ case("tensor.scatter", tensor([4, 32], BF16), tensor([4, 8], INT16), tensor([4, 
 case("array.create", 16, INT32, expect="Array[16, INT32]")
 case("array.get_element", array(16, TASK_ID), scalar(INT64, "i"), expect="Scalar[TASK_ID]")
 case("array.update_element", array(8, FP16), 7, 0.5, expect="Array[8, FP16]")
+# views and placement
+case("tile.alloc", MemorySpace.Vec, 16384, expect="PtrType")
+case("tile.extract", A, 0, 64, [16, 32], target_memory=MemorySpace.Left, expect="Tile[[16, 32], FP32, Left]")
+case("tile.transpose_view", tile([1, 64, 128], BF16, mem=MemorySpace.Mat), expect="Tile[[1, 128, 64], BF16, Mat]")
+case("tile.reinterpret_view", A, INT16, expect="Tile[[64, 256], INT16]")
+case("tile.set_validshape", A, 32, scalar(INDEX), expect="Tile[[64, 128], FP32, valid=[32, s]]")
+CASES["system.reserve_buffer"] = ((), {"name": "c2v", "size": 4096, "base": 0x1000}, "Scalar[INT32]")
+CASES["system.import_peer_buffer"] = ((), {"name": "c2v", "peer_func": "aic_kernel"}, "Scalar[INT32]")
+case("system.aic_initialize_pipe", dir_mask=1, slot_size=4096, slot_num=8, expect="()")
+case("system.aiv_initialize_pipe", scalar(INT32), dir_mask=3, slot_size=512, local_slot_num=2, slot_num=4,
+     expect="()")
+CASES.update(DISTRIBUTED_CASES)
 
 
 def test_every_registered_op_has_a_case():

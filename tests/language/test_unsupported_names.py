@@ -20,12 +20,6 @@ def test_ascend_only_names_are_unsupported_constructs(name):
     assert err.code == "PL400"
 
 
-def test_pipe_setup_hint_names_the_runtime():
-    err = check("pl.aic_initialize_pipe(dir_mask=1, slot_size=512)\nreturn a", pl.UnsupportedConstructError,
-                "pl.aic_initialize_pipe", "pl.aic_initialize_pipe(")
-    assert "the CPU runtime creates the cross-core pipes" in err.hint
-
-
 @pytest.mark.parametrize("body, what", [
     ("y = pl.gather(t, mask_pattern=1)", "the mask form of pl.gather (mask_pattern=)"),
     ("y = pl.gather(t, kvalue=1.0, cmp_mode='eq', out_cols=8)", "the compare form of pl.gather (kvalue=)"),

@@ -122,8 +122,8 @@ def test_unknown_pipeline_pass_and_stop_after():
 
 def test_default_pipeline_order_and_registry():
     default = PIPELINES["Default"]
-    assert default[:6] == ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA",
-                           "Simplify", "FlattenCallExpr")
+    assert default[:7] == ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "RebindWrittenOperands",
+                           "ConvertToSSA", "Simplify", "FlattenCallExpr")
     assert default.index("OutlineIncoreScopes") < default.index("ConvertTensorToTileOps") \
         < default.index("MaterializeRuntimeScopes") < default.index("TypeCheck")
     for name in PASSES:

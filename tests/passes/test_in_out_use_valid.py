@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pass_testing import line_of, parse
 
-from plang.passes import PassError, in_out_use_valid
+from plang.passes import PassError, PassManager, in_out_use_valid
 
 T = "pl.Tensor[[64], pl.FP32]"
 KERNEL = f"""
@@ -58,4 +58,21 @@ def test_returning_the_stale_argument_is_reported():
     """
     with pytest.raises(PassError) as err:
         in_out_use_valid()(parse(src))
+    assert err.value.line == line_of(src, "return out")
+
+
+def test_a_bare_kernel_call_is_not_rebound_so_reading_its_out_argument_stays_an_error():
+    """RebindWrittenOperands rebinds a bare write *op*; a bare call of a program function
+    with an Out argument keeps the stale read, and the pipeline reports it."""
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                self.k(x, out)
+                return out
+    """
+    with pytest.raises(PassError) as err:
+        PassManager(["RebindWrittenOperands", "ConvertToSSA", "InOutUseValid"]).run(parse(src))
+    assert "'out' was passed to 'k'" in err.value.message
     assert err.value.line == line_of(src, "return out")

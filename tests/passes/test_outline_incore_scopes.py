@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pass_testing import check_pass, parse
 
-from plang.passes import PassError, outline_incore_scopes
+from plang.ir import assert_structural_equal
+from plang.passes import PassError, PassManager, outline_incore_scopes
 
 
 def test_captures_become_params_with_directions_and_name_hint():
@@ -223,3 +224,73 @@ def test_top_level_split_aiv_region_is_outlined_and_checked():
         outline_incore_scopes()(prog)
     assert "without pl.aiv_shard" in err.value.message and "'mm'" in err.value.message
     assert err.value.line == 12  # the `e = pl.exp(mm)` line
+
+
+def _outline_after_rebinding(src: str):
+    return PassManager(["RebindWrittenOperands", "ConvertToSSA", "OutlineIncoreScopes",
+                        "InOutUseValid", "UseAfterDef"]).run(parse(src))
+
+
+def test_bare_stores_in_a_scope_become_its_results_and_rebind_the_caller():
+    T = "pl.Tensor[[128, 64], pl.FP32]"
+    out = _outline_after_rebinding(f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: {T}, c: pl.Out[{T}], d: pl.Out[{T}]) -> tuple[{T}, {T}]:
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t = pl.load(a, [0, 0], [128, 64])
+                    pl.store(pl.exp(t), [0, 0], c)
+                    pl.store(t, [0, 0], d)
+                return c, d
+    """)
+    expected = parse(f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def main_incore_0(self, a: {T}, c: pl.Out[{T}], d: pl.Out[{T}]) -> tuple[{T}, {T}]:
+                t = pl.load(a, [0, 0], [128, 64])
+                c_1 = pl.store(pl.exp(t), [0, 0], c)
+                d_1 = pl.store(t, [0, 0], d)
+                return c_1, d_1
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: {T}, c: pl.Out[{T}], d: pl.Out[{T}]) -> tuple[{T}, {T}]:
+                ret = self.main_incore_0(a, c, d)
+                c_1 = ret[0]
+                d_1 = ret[1]
+                return c_1, d_1
+    """)
+    assert_structural_equal(out, expected)
+
+
+def test_a_bare_store_in_a_scope_inside_a_loop_is_carried_by_the_loop():
+    T = "pl.Tensor[[128, 64], pl.FP32]"
+    out = _outline_after_rebinding(f"""
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+                for i in pl.range(4):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        t = pl.load(a, [i * 32, 0], [32, 64])
+                        pl.store(pl.exp(t), [i * 32, 0], c)
+                return c
+    """)
+    expected = parse(f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def main_incore_0(self, a: {T}, i: pl.Scalar[pl.INDEX], c: pl.Out[{T}]) -> {T}:
+                t = pl.load(a, [i * 32, 0], [32, 64])
+                c_1 = pl.store(pl.exp(t), [i * 32, 0], c)
+                return c_1
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+                for i, (c_1,) in pl.range(4, init_values=(c,)):
+                    c_2 = self.main_incore_0(a, i, c_1)
+                    c_3 = pl.yield_(c_2)
+                return c_3
+    """)
+    assert_structural_equal(out, expected)

@@ -23,8 +23,8 @@ def test_compile_key_only_has_compile_fields():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"platform": "a2a3"}, "unknown platform"),
-    ({"device_id": 1}, "device_id"),
+    ({"platform": "ascend"}, "unknown platform"),
+    ({"device_id": -1}, "device_id"),
     ({"clusters": 2, "device": Device(clusters=2)}, "either"),
     ({"workers": 0}, "workers"),
 ])

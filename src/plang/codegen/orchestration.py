@@ -14,7 +14,9 @@ every call of a core function becomes a task submission:
 Per-argument directions come from the call's ``arg_directions`` kwarg when a pass recorded
 them, else from the callee's parameter directions; ``no_dep_args`` indices become NoDep.
 ``deps=``, ``predicate=`` (evaluated at dispatch, its free variables bound at submit time),
-``allow_early_resolve=``, ``core_num=`` / ``sync_start=`` on ``pl.spmd_submit`` ride along;
+``allow_early_resolve=``, ``core_num=`` / ``sync_start=`` on ``pl.spmd_submit`` ride along (an
+array of TaskIds in ``deps=`` contributes its elements; ``pl.system.task_dummy`` is a no-op
+task depending on its ``deps=``, ``pl.system.task_invalid()`` is ``None``);
 ``dumps=`` becomes the positions of the marked arguments. Host-side ops: ``tensor.create`` /
 ``tensor.full`` (new DDR tensors), ``tensor.read`` / ``tensor.write`` (one element, after the
 tasks touching it), ``tensor.dim``, and ``array.*`` (tuples; a TaskId array starts as Nones,
@@ -33,6 +35,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.enums import FunctionType, ParamDirection, ScopeKind, ScopeMode
 from ..ir.function import Function, Program
+from ..ir.types import ArrayType
 
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%", "Pow": "**",
            "Eq": "==", "Ne": "!=", "Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "And": "and", "Or": "or"}
@@ -293,6 +296,10 @@ class _FunctionWriter:
             return f"_array_set({arr}, {index}, {value})"
         if name == "tensor.dim":
             return f"{self.expr(args[0], env)}.shape[{int(call.kwargs['axis'])}]"
+        if name == "system.task_invalid":
+            return "None"
+        if name == "system.task_dummy":
+            return f"rt.task_dummy({self.deps(call.kwargs['deps'], env)})"
         if name == "system.available_cluster_count":
             return "rt.device.clusters"
         if name == "system.available_aiv_count":
@@ -345,7 +352,7 @@ class _FunctionWriter:
         kw, options = call.kwargs, []
         deps = kw.get("deps") or kw.get("manual_dep_edges")
         if deps:
-            options.append(f"deps={self.expr(tuple(deps), env)}")
+            options.append(f"deps={self.deps(deps, env)}")
         if kw.get("allow_early_resolve"):
             options.append("allow_early_resolve=True")
         if kw.get("dumps"):
@@ -353,6 +360,12 @@ class _FunctionWriter:
         if kw.get("predicate") is not None:
             options.append(f"predicate={self.predicate(kw['predicate'], env)}")
         return options
+
+    def deps(self, deps: Any, env: dict[E.Var, str] | None) -> str:
+        """A ``deps=`` tuple; an array of TaskIds contributes its elements."""
+        items = [("*" if isinstance(getattr(d, "type", None), ArrayType) else "") + self.expr(d, env)
+                 for d in deps]
+        return "(" + "".join(f"{i}, " for i in items) + ")"
 
     def dump_positions(self, call: E.Call) -> str:
         """Argument positions of the tensors a ``dumps=`` / ``pl.dump_tag`` marks."""

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..errors import UnsupportedConstructError
 from ..ir.enums import AtomicType, PadValue
 from ..ir.expr import Call
 from ..ir.ops import get_op, ops_where
+from ..ir.ops.system_ops import ORDERING_ONLY
 from ..ir.types import TileType
 
 
@@ -227,14 +229,36 @@ def _register() -> None:
     TABLE["tile.tfree_to_aic"] = TABLE["tile.tfree_to_aiv"] = lambda a: "None"
     both("aiv_shard", lambda a: f"rt.halve({a['x']}, {a.raw('mode').name!r}, _ctx.subblock_idx)")
     both("aic_gather", lambda a: f"_pipes.gather({a.site!r}, {a['x']})")
-    for sync in ("sync_set", "sync_wait", "syncall"):  # blocks run one after another here
+    for sync in ("sync_set", "sync_wait", "syncall", *ORDERING_ONLY):  # blocks run one after another
         TABLE[f"system.{sync}"] = lambda a: "None"
+    TABLE["system.task_invalid"] = TABLE["system.task_dummy"] = lambda a: "None"  # tasks run in order
     TABLE["system.available_cluster_count"] = lambda a: "rt.DEVICE.clusters"
     TABLE["system.available_aiv_count"] = lambda a: "rt.DEVICE.clusters * rt.DEVICE.aiv_per_cluster"
     # on-core arrays are tuples; an element write builds the new tuple
     TABLE["array.create"] = lambda a: f"(0,) * {a.raw('extent')}"
     TABLE["array.get_element"] = lambda a: f"{a['array']}[int({a['index']})]"
     TABLE["array.update_element"] = lambda a: f"rt.array_update({a['array']}, {a['index']}, {a['value']})"
+    TABLE["tile.alloc"] = lambda a: "None"  # placement: a kernel's buffers are its own here
+    TABLE["system.reserve_buffer"] = lambda a: f"{max(a.raw('base'), 0)}"
+    TABLE["system.import_peer_buffer"] = lambda a: "0"
+    TABLE["system.aic_initialize_pipe"] = TABLE["system.aiv_initialize_pipe"] = lambda a: "None"
+    TABLE["tile.extract"] = lambda a: (f"rt.slice_({a['src']}, {a['shape']}, "
+                                       f"({a['index_row']}, {a['index_col']})).clone()")
+    TABLE["tile.transpose_view"] = lambda a: f"{a['tile']}.transpose(-2, -1).contiguous()"
+    TABLE["tile.reinterpret_view"] = lambda a: (f"{a['data']}.contiguous().view({a.dtype})"
+                                                f".reshape({a.render_dims(a.call.type.shape)})")
+    TABLE["tile.set_validshape"] = lambda a: f"{a['tile']}.clone()"
+    for name in ops_where(lambda op: True, "pld"):
+        TABLE[name] = _distributed
+
+
+def _distributed(a: OpArgs) -> str:
+    """`pld.*` ops move data between ranks: the distributed runtime (issue 15) runs them."""
+    raise UnsupportedConstructError(
+        f"{a.call.op.spelling} communicates between ranks and needs the distributed runtime, which "
+        "does not run it yet (issue 15: multi-rank programs); a single chip cannot compute it",
+        a.call.span,
+    )
 
 
 _register()

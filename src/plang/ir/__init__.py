@@ -62,7 +62,9 @@ from .expr import (
 )
 from .function import Function, Program
 from .node import Node
+from .pipeline import OptimizationStrategy, PassDumpLevel, compile  # noqa: A004  (the reference's ir.compile)
 from .printer import python_print  # noqa: E402  (importing it registers the printer behind repr)
+from .serialize import deserialize, serialize  # noqa: E402
 from .span import NO_SPAN, Span
 from .stmt import (
                     Assign,
@@ -83,11 +85,16 @@ from .stmt import (
 )
 from .types import (
                     ArrayType,
+                    CommCtxType,
+                    DistributedTensorType,
+                    MemRef,
                     PtrType,
                     ScalarType,
                     ShapedType,
                     TensorType,
+                    TensorView,
                     TileType,
+                    TileView,
                     TupleType,
                     Type,
                     UnknownType,

@@ -160,6 +160,45 @@ class ParamDirection(Enum):
     NoDep = "NoDep"
 
 
+class ArgDirection(Enum):
+    """How one call site passes an argument (`pl.adir.*`, in a call's `attrs=`), as the
+    reference's task submission names it; `ParamDirection` is the callee's contract."""
+
+    Input = "input"
+    Output = "output"
+    OutputExisting = "output_existing"
+    InOut = "inout"
+    NoDep = "no_dep"
+    Scalar = "scalar"
+
+
+class NotifyOp(IntEnum):
+    """`pld.system.notify`: add to or set the peer's signal slot."""
+
+    AtomicAdd = 0
+    Set = 1
+
+
+class WaitCmp(IntEnum):
+    """`pld.system.wait`: the comparison that releases the waiter."""
+
+    Eq = 0
+    Ge = 1
+
+
+class ReduceOp(IntEnum):
+    """The combining operation of a `pld` reduction collective."""
+
+    Sum = 0
+    Max = 1
+    Min = 2
+    Prod = 3
+
+
+DISTRIBUTED_ENUMS: tuple[type[Enum], ...] = (NotifyOp, WaitCmp, ReduceOp)
+"""Enums spelled on `pld` (`pld.NotifyOp.AtomicAdd`), not on `pl`."""
+
+
 class ScopeKind(Enum):
     """Kind of a `Scope` statement."""
 
@@ -175,5 +214,5 @@ class ScopeKind(Enum):
 ALL_ENUMS: tuple[type[Enum], ...] = (
     FunctionType, ForKind, Level, Role, SplitMode, MemorySpace, TensorLayout, TileLayout,
     PadValue, CompactMode, AtomicType, CachePolicy, AccPhase, STPhase, ScopeMode, PipeType,
-    KernelType, SyncAllMode, ParamDirection, ScopeKind,
+    KernelType, SyncAllMode, ParamDirection, ScopeKind, ArgDirection,
 )

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..dtypes import FP32, INDEX, DataType
-from .enums import ForKind, FunctionType, Level, ParamDirection, ScopeKind, ScopeMode, SplitMode, TensorLayout
+from .enums import ForKind, FunctionType, Level, ParamDirection, ScopeKind, ScopeMode, SplitMode
 from .expr import (
     BINARY_OPS,
     Add,
@@ -50,6 +50,7 @@ from .expr import (
 )
 from .function import Function, Program
 from .node import Node, register_printer
+from .printer_types import PLD_IMPORT, TypePrinter
 from .stmt import (
     Assign,
     Break,
@@ -66,7 +67,7 @@ from .stmt import (
     Yield,
     flatten,
 )
-from .types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from .types import MemRef, TensorView, TileView, Type, UnknownType
 
 if TYPE_CHECKING:
     from .ops.registry import Op
@@ -78,7 +79,6 @@ _BIN_PREC: dict[type, int] = {
     Add: _ADD, Sub: _ADD, Mul: _MUL, Div: _MUL, FloorDiv: _MUL, FloorMod: _MUL, Pow: _POW,
 }
 _LITERALS = (ConstInt, ConstFloat, ConstBool)
-_SHORT_LAYOUTS = (TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ)
 _DIRECTION_WRAPPERS = {ParamDirection.Out: "pl.Out", ParamDirection.InOut: "pl.InOut"}
 _LOOP_HEADS = {ForKind.Sequential: "pl.range", ForKind.Parallel: "pl.parallel",
                ForKind.Unroll: "pl.unroll", ForKind.Pipeline: "pl.pipeline"}
@@ -103,6 +103,8 @@ def python_print(node: Node) -> str:
         return p.expr(node)
     if isinstance(node, Type):
         return p.type(node)
+    if isinstance(node, (MemRef, TensorView, TileView)):
+        return p.placement(node)
     raise TypeError(f"python_print: cannot print {type(node).__name__}")
 
 
@@ -139,7 +141,7 @@ class _Namer:
         return name
 
 
-class _Printer:
+class _Printer(TypePrinter):
     def __init__(self, in_program: bool) -> None:
         self.lines: list[str] = []
         self.indent = ""
@@ -164,7 +166,7 @@ class _Printer:
                 self.function(fn)
         else:
             self.function(node)
-        head = ["import plang as pl", ""]
+        head = ["import plang as pl", *([PLD_IMPORT] if self.uses_pld else []), ""]
         for v in self.dyn_vars:
             name = self.module_names.names[v]
             head.append(f'{name} = pl.dynamic("{name}")')
@@ -236,35 +238,6 @@ class _Printer:
         return name
 
     # ---------------------------------------------------------------- types
-
-    def type(self, t: Type) -> str:
-        cls = type(t)
-        if cls is TensorType:
-            parts = [self.shape(t.shape), _dtype(t.dtype)]
-            if t.layout is not TensorLayout.ND:
-                parts.append(f"pl.{t.layout.name}" if t.layout in _SHORT_LAYOUTS else self.value(t.layout))
-            return f"pl.Tensor[{', '.join(parts)}]"
-        if cls is TileType:
-            parts = [self.shape(t.shape), _dtype(t.dtype)]
-            if t.memory_space is not None:
-                parts.append(f"pl.Mem.{t.memory_space.name}")
-            if t.valid_shape is not None:
-                parts.append(f"pl.TileView(valid_shape={self.shape(t.valid_shape)})")
-            return f"pl.Tile[{', '.join(parts)}]"
-        if cls is ScalarType:
-            return f"pl.Scalar[{_dtype(t.dtype)}]"
-        if cls is TupleType:
-            return f"pl.Tuple[{', '.join(self.type(x) for x in t.types)}]"
-        if cls is ArrayType:
-            return f"pl.Array[{t.extent}, {_dtype(t.dtype)}]"
-        if cls is PtrType:
-            return "pl.Ptr"
-        if cls is UnknownType:
-            return "pl.Unknown"
-        raise TypeError(f"python_print: unknown type node {cls.__name__}")
-
-    def shape(self, dims) -> str:
-        return "[" + ", ".join(self.expr(d) for d in dims) + "]"
 
     # ---------------------------------------------------------------- expressions
 
@@ -362,6 +335,7 @@ class _Printer:
                     break
         else:
             callee = op.spelling
+            self.uses_pld = self.uses_pld or callee.startswith("pld.")
             if op.short_name in _REGION_MODE_OPS and self.split_modes \
                     and kwargs.get("mode", SplitMode.NONE) is self.split_modes[-1]:
                 kwargs.pop("mode", None)  # inherited from the region, as the DSL writes it
@@ -397,7 +371,7 @@ class _Printer:
         if isinstance(v, Expr):
             return self.arg(v)
         if isinstance(v, Enum):
-            return f"pl.{type(v).__name__}.{v.name}"
+            return self.enum(v)
         if v is None or isinstance(v, (bool, int, str)):
             return repr(v)
         if isinstance(v, float):
@@ -496,6 +470,8 @@ class _Printer:
         self.block(f"for {target} in {_LOOP_HEADS[s.kind]}({', '.join(args)})", s.body, s.return_vars)
 
     def _while(self, s: While) -> None:
+        if not s.iter_args:  # a natural `while` (not yet in SSA form)
+            return self.block(f"while {self.expr(s.cond)}", s.body)
         inits = self._inits(s.iter_args)
         targets = self._iter_targets(s.iter_args)
         self.block(f"for {targets} in pl.while_(init_values={inits})", s.body, s.return_vars,

@@ -1,11 +1,12 @@
-"""IR types: scalars, DDR tensors, on-chip tiles, tuples, arrays, pointers."""
+"""IR types: scalars, DDR tensors, on-chip tiles, tuples, arrays, pointers, and the placement
+metadata a tensor or tile annotation may carry (`MemRef`, `TensorView`, `TileView`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..dtypes import INDEX, DataType
-from .enums import MemorySpace, TensorLayout
+from .enums import MemorySpace, PadValue, TensorLayout, TileLayout
 from .node import Node, as_python, node
 
 if TYPE_CHECKING:
@@ -103,14 +104,92 @@ class ShapedType(Type):
 
 
 @node
+class MemRef(Node):
+    """Where a tensor or tile lives: `pl.MemRef(base, byte_offset, size)` names a base
+    allocation (a string, or a `pl.Ptr` variable from `pl.tile.alloc`) and a byte range of it;
+    `pl.MemRef("name")` declares an allocation of its own (offset and size unset). `slots` /
+    `slot` pick one of `slots` equal parts. Placement only: the CPU backend allocates itself."""
+
+    base: Any
+    byte_offset: Expr | None = None
+    size: int | None = None
+    slots: int = 1
+    slot: Expr | None = None
+
+
+@node
+class TensorView(Node):
+    """Strides and valid region of a DDR tensor (`pl.TensorView(stride=.., valid_shape=..,
+    layout=.., pad=..)`); the layout lives on the `TensorType`."""
+
+    stride: Shape = ()
+    valid_shape: Shape | None = None
+    pad: PadValue = PadValue.null
+
+    def __init__(self, stride: Sequence[Any] = (), valid_shape: Sequence[Any] | None = None,
+                 pad: PadValue = PadValue.null) -> None:
+        self._set(None, stride=as_shape(stride),
+                  valid_shape=None if valid_shape is None else as_shape(valid_shape), pad=pad)
+
+    @property
+    def is_default(self) -> bool:
+        return not self.stride and self.valid_shape is None and self.pad is PadValue.null
+
+
+@node
+class TileView(Node):
+    """A tile's on-chip layout (`pl.TileView(blayout=.., slayout=.., fractal=.., pad=..,
+    stride=.., start_offset=..)`); its valid region is `TileType.valid_shape`. None fields
+    take the target's defaults; none of them changes a tile's values."""
+
+    blayout: TileLayout | None = None
+    slayout: TileLayout | None = None
+    fractal: int | None = None
+    pad: PadValue = PadValue.null
+    stride: Shape = ()
+    start_offset: Expr | None = None
+
+    def __init__(self, blayout: TileLayout | None = None, slayout: TileLayout | None = None,
+                 fractal: int | None = None, pad: PadValue = PadValue.null,
+                 stride: Sequence[Any] = (), start_offset: Any = None) -> None:
+        self._set(None, blayout=blayout, slayout=slayout, fractal=fractal, pad=pad,
+                  stride=as_shape(stride),
+                  start_offset=None if start_offset is None else as_dim(start_offset))
+
+    @property
+    def is_default(self) -> bool:
+        return (self.blayout is None and self.slayout is None and self.fractal is None
+                and self.pad is PadValue.null and not self.stride and self.start_offset is None)
+
+
+def _view(view: Any) -> Any:
+    return None if view is None or view.is_default else view
+
+
+@node
 class TensorType(ShapedType):
     """A tensor in DDR (global memory)."""
 
     layout: TensorLayout
+    view: TensorView | None
+    memref: MemRef | None
 
     def __init__(self, shape: Sequence[Any], dtype: DataType,
-                 layout: TensorLayout = TensorLayout.ND) -> None:
-        self._set(None, shape=as_shape(shape), dtype=dtype, layout=layout)
+                 layout: TensorLayout = TensorLayout.ND, view: TensorView | None = None,
+                 memref: MemRef | None = None) -> None:
+        self._set(None, shape=as_shape(shape), dtype=dtype, layout=layout, view=_view(view),
+                  memref=memref)
+
+
+@node
+class DistributedTensorType(TensorType):
+    """A tensor backed by this rank's slice of a window buffer shared by every rank
+    (`pld.DistributedTensor[...]`); a `TensorType` to every tensor op."""
+
+    def __init__(self, shape: Sequence[Any], dtype: DataType,
+                 layout: TensorLayout = TensorLayout.ND, view: TensorView | None = None,
+                 memref: MemRef | None = None) -> None:
+        TensorType.__init__(self, shape, dtype, layout, view, memref)
 
 
 @node
@@ -119,15 +198,19 @@ class TileType(ShapedType):
 
     memory_space: MemorySpace | None
     valid_shape: Shape | None
+    view: TileView | None
+    memref: MemRef | None
 
     def __init__(self, shape: Sequence[Any], dtype: DataType,
                  memory_space: MemorySpace | None = None,
-                 valid_shape: Sequence[Any] | None = None) -> None:
+                 valid_shape: Sequence[Any] | None = None, view: TileView | None = None,
+                 memref: MemRef | None = None) -> None:
         shp = as_shape(shape)
         vs = None if valid_shape is None else as_shape(valid_shape)
         if vs is not None and shapes_equal(vs, shp):
             vs = None
-        self._set(None, shape=shp, dtype=dtype, memory_space=memory_space, valid_shape=vs)
+        self._set(None, shape=shp, dtype=dtype, memory_space=memory_space, valid_shape=vs,
+                  view=_view(view), memref=memref)
 
     @property
     def effective_valid_shape(self) -> Shape:
@@ -148,6 +231,12 @@ class ArrayType(Type):
 
 
 class PtrType(Type):
+    __slots__ = ()
+
+
+class CommCtxType(Type):
+    """The communication context of a distributed tensor (`pld.CommCtx`)."""
+
     __slots__ = ()
 
 

@@ -6,9 +6,13 @@ runtime together (DESIGN.md "Package layout").
 
 from __future__ import annotations
 
+import os
 import threading
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..ir.pipeline import register_compiler
 from ..language import parse
 from .binding import Binding
 from .source import python_literal
@@ -47,12 +51,36 @@ def _specialize_and_parse(entry: JITFunction, binding: Binding):
                              source_map=spec.source_map)
 
 
-def lower_program(program, config):
-    """Run the configured pass pipeline."""
-    from ..passes import PassManager
+def lower_program(program, config, folder: str | None = None):
+    """Run the configured pass pipeline for the config's chip (per-pass IR dumps as the config
+    asks, under the artefact `folder`, default `artefact_dir`)."""
+    from ..passes import PassContext, PassManager
 
-    return PassManager(strategy=config.strategy, verify=config.verify,
-                       dump_dir=config.dump_passes).run(program)
+    dump_dir = config.pass_dump_dir(folder or artefact_dir(config, program.name))
+    with PassContext(config={"device": config.resolved_device()}):
+        manager = PassManager(strategy=config.strategy_name, verify=config.verify, dump_dir=dump_dir)
+        return manager.run(program)
+
+
+def artefact_dir(config, name: str) -> str:
+    """The folder a compile of `name` writes its artefacts to: ``save_kernels_dir``, else
+    ``$PLANG_PROG_BUILD_DIR`` (default ``build_output``) / ``<name>_<timestamp>``."""
+    if config.save_kernels_dir:
+        return config.save_kernels_dir
+    base = os.environ.get("PLANG_PROG_BUILD_DIR") or "build_output"
+    return os.path.join(base, f"{name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}")
+
+
+def write_artefacts(compiled, folder: str) -> None:
+    """The orchestration source and every kernel's MLIR, under `folder`; `compiled` records it."""
+    orchestration = Path(folder, "orchestration")
+    orchestration.mkdir(parents=True, exist_ok=True)
+    (orchestration / f"{compiled.name}.py").write_text(compiled.source)
+    kernels = Path(folder, "kernels")
+    kernels.mkdir(exist_ok=True)
+    for name, text in compiled.mlir.items():
+        (kernels / f"{name}.mlir").write_text(text)
+    compiled.output_dir = folder
 
 
 COUNTERS = {"compiles": 0, "disk_hits": 0}
@@ -98,7 +126,8 @@ def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
 def compile_program(program, config=None, entry: str | None = None):
     """Lower a parsed `@pl.program` (or `pl.parse` result) and build its `CompiledProgram`:
     the explicit-compile path for programs written without `@pl.jit` (`pl.compile`).
-    `entry` names the Orchestration function to run (default: the only one)."""
+    `entry` names the Orchestration function to run (default: the only one). With
+    ``save_kernels`` (or per-pass dumps) in the config, the artefacts go to `artefact_dir`."""
     from ..ir.function import Function, Program
     from .build import build_compiled_program
     from .specializer import ReturnPlan
@@ -109,9 +138,29 @@ def compile_program(program, config=None, entry: str | None = None):
         raise TypeError(f"pl.compile takes an ir.Program or ir.Function, got {type(program).__name__}")
     config = run_config(config)
     _start_compile_workers()
-    lowered = lower_program(program, config)
-    return build_compiled_program(program, lowered, config, entry=entry or "", returns=ReturnPlan(-1, ()),
-                                  key=None)
+    folder = artefact_dir(config, program.name)
+    lowered = lower_program(program, config, folder)
+    compiled = build_compiled_program(program, lowered, config, entry=entry or "",
+                                      returns=ReturnPlan(-1, ()), key=None)
+    if config.save_kernels:
+        write_artefacts(compiled, folder)
+    return compiled
+
+
+def _reference_compile(program, config=None, *, output_dir=None, strategy="Default", dump_passes=True,
+                       backend_type=None, platform=None):
+    """`plang.ir.compile`: with a `RunConfig`, compile for it; else build one from the
+    reference's keywords (artefacts always written, to `output_dir`)."""
+    from ..runtime import RunConfig
+
+    if config is None:
+        config = RunConfig(platform=platform or "cpu", strategy=strategy, dump_passes=dump_passes,
+                           save_kernels=True, save_kernels_dir=output_dir,
+                           **({} if backend_type is None else {"backend_type": backend_type}))
+    return compile_program(program, config)
+
+
+register_compiler(_reference_compile)
 
 
 def run_config(config):

@@ -2,7 +2,8 @@
 
 An annotation is read from the function's AST (evaluating its pieces in the function's
 namespace), never by executing the function: bare `pl.Tensor`, `pl.Tensor[[dims], dtype]`
-(dims are ints or `pl.dynamic` variables), `pl.Out[...]` / `pl.InOut[...]`, `pl.Scalar[dtype]`.
+(dims are ints or `pl.dynamic` variables), `pl.Out[...]` / `pl.InOut[...]`, `pl.Scalar[dtype]`
+or a bare dtype (`pl.FP32`, the reference's spelling of a scalar parameter).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection, TensorLayout
 from ..language.facade import facade
+from ..pyast import compile_ast
 
 Dim = Any  # int | DynVar | None (unknown until a call supplies it)
 
@@ -107,21 +109,24 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
         dtype = _eval(node.slice, ns) if isinstance(node, ast.Subscript) else None
         return ParamSpec(name, "scalar", direction, None, dtype, default=default, lineno=line)
     alias = _eval_alias(node, ns)
+    if isinstance(alias, DataType):  # a bare dtype, `scale: pl.FP32`, is pl.Scalar[pl.FP32]
+        return ParamSpec(name, "scalar", direction, None, alias, default=default, lineno=line)
     if alias is not None:  # a name bound to an annotation, e.g. `T = pl.Tensor[[64, 64], pl.FP32]`
         return _from_type_spec(name, alias, direction, default, line)
     raise TypeError(f"{filename}:{line}: parameter {name!r}: @pl.jit parameters must be annotated "
-                    f"pl.Tensor, pl.Out[...], pl.InOut[...], pl.Scalar[...] or (in @pl.jit.inline / "
-                    f"@pl.jit.incore helpers) pl.Tile[...], got {ast.unparse(node)}")
+                    f"pl.Tensor, pl.Out[...], pl.InOut[...], pl.Scalar[...], a dtype such as pl.FP32 "
+                    f"or (in @pl.jit.inline / @pl.jit.incore helpers) pl.Tile[...], got {ast.unparse(node)}")
 
 
 def _eval_alias(node: ast.expr, ns: Mapping[str, Any]) -> Any:
+    """The type spec or dtype an annotation names, else None."""
     from ..language.values import TypeSpec
 
     try:
         value = _eval(node, ns)
     except Exception:
         return None
-    return value if isinstance(value, TypeSpec) else None
+    return value if isinstance(value, (TypeSpec, DataType)) else None
 
 
 def _from_type_spec(name: str, spec: Any, direction: ParamDirection, default: Any, line: int) -> ParamSpec:
@@ -152,7 +157,7 @@ def _dotted(node: ast.expr) -> str:
 
 
 def _eval(node: ast.expr, ns: Mapping[str, Any]) -> Any:
-    code = compile(ast.Expression(node), "<annotation>", "eval")
+    code = compile_ast(ast.Expression(node), "<annotation>", "eval")
     return eval(code, {"__builtins__": {}}, {**ns, "pl": facade()})
 
 

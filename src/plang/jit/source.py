@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping
 
+from .. import pyast
 from ..dtypes import DataType
 from .signature import ParamSpec, is_dynvar, read_params
 
@@ -82,7 +83,7 @@ def read_source(func: Callable) -> FunctionSource:
     except (OSError, TypeError) as e:
         raise TypeError(f"@pl.jit needs the source of {func.__qualname__}: {e}") from None
     text = textwrap.dedent("".join(raw))
-    module = ast.parse(text)
+    module = pyast.parse(text)
     fdef = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     namespace = LiveNamespace(func)
     filename = inspect.getsourcefile(func) or "<unknown>"

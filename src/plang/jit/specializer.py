@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import pyast
 from ..ir.enums import ParamDirection
 from .binding import Binding, TensorShape
 from .signature import RUNTIME, ParamSpec
@@ -276,7 +277,7 @@ def _return_outputs(src: FunctionSource, body: list[ast.stmt], lines: list[str],
             lo, hi = final.lineno - first, final.end_lineno - first
             indent = lines[lo][: len(lines[lo]) - len(lines[lo].lstrip())]
             text = "if 1:\n" + "\n".join(lines[lo:hi + 1])  # the return as rewritten (self.dep)
-            value = ast.parse(text).body[0].body[0].value
+            value = pyast.parse(text).body[0].body[0].value
             elts = [] if value is None else value.elts if isinstance(value, ast.Tuple) else [value]
             parts = [ast.get_source_segment(text, v) for v in elts] + extra
             lines[lo] = f"{indent}return {', '.join(parts)}"

@@ -1,5 +1,6 @@
 """The `pl` DSL surface: typing helpers, op wrappers, parser constructs and entry points."""
 
+from . import adir
 from .constructs import (
     CrossCoreSlot,
     Split,
@@ -38,11 +39,13 @@ from .values import (
     DSLValue,
     DynVar,
     InOut,
+    MemRef,
     Out,
     Ptr,
     Scalar,
     TaskId,
     Tensor,
+    TensorView,
     Tile,
     TileView,
     Tuple,
@@ -52,18 +55,21 @@ from .values import (
 )
 
 __all__ = [
+    "adir",
     "Array",
     "CrossCoreSlot",
     "DSLValue",
     "DynVar",
     "InOut",
     "InlineFunction",
+    "MemRef",
     "Out",
     "Ptr",
     "Scalar",
     "Split",
     "TaskId",
     "Tensor",
+    "TensorView",
     "Tile",
     "TileView",
     "Tuple",

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..errors import EagerCallError, ParserError, ParserSyntaxError
 from ..ir.enums import FunctionType, Level, Role
 from ..ir.function import Function, Program
+from ..pyast import compile_ast
 from .dispatch import ParseState
 from .facade import facade
 from .parser.body import Body
@@ -237,7 +238,7 @@ def _module_items(code: str, filename: str, source_map: dict | None) -> list[Fun
             items.append(prog)
             continue
         try:
-            exec(compile(ast.Module([stmt], []), filename, "exec"), namespace)
+            exec(compile_ast(ast.Module([stmt], []), filename, "exec"), namespace)
         except Exception as e:  # noqa: BLE001 - user module code; report it at its line
             raise scope.source.error(
                 ParserError, f"module-level statement failed: {type(e).__name__}: {e}", stmt

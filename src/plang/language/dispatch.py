@@ -26,6 +26,7 @@ from ..ir.enums import SplitMode
 from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
 from ..ir.span import NO_SPAN, Span
 from ..ir.types import ScalarType, TensorType, TileType
+from .extents import constant_extent
 from .values import DSLValue, Operators, Scalar, ShapedValue, Tensor, Tile, register_operators, wrap
 
 
@@ -499,11 +500,19 @@ def slice_bounds(value: ShapedValue, keys: Sequence[Any]) -> tuple[list[Any], li
             start = 0 if k.start is None else _index(k.start, "a slice bound")
             stop = dim if k.stop is None else _index(k.stop, "a slice bound")
             offsets.append(start)
-            sizes.append(binary_operator("sub", stop, start) if start != 0 else stop)
+            sizes.append(_extent(start, stop))
         else:
             offsets.append(_index(k, "an index"))
             sizes.append(1)
     return offsets, sizes
+
+
+def _extent(start: Any, stop: Any) -> Any:
+    """`stop - start`, an int when the bounds differ by a constant (`x[:, k : k + 64]`)."""
+    if isinstance(start, int) and start == 0:
+        return stop
+    folded = constant_extent(start, stop)
+    return binary_operator("sub", stop, start) if folded is None else folded
 
 
 def dynamic_dim(value: ShapedValue, axis: int, dim: E.Expr) -> Any:

@@ -27,18 +27,17 @@ UNIFIED_NAMES: tuple[str, ...] = tuple(sorted(
 
 
 ASCEND_ONLY: dict[str, str] = {
-    "aic_initialize_pipe": "cross-core pipe set-up on the cube",
-    "aiv_initialize_pipe": "cross-core pipe set-up on the vector lanes",
-    "reserve_buffer": "a named cross-core buffer reservation",
-    "import_peer_buffer": "importing a peer function's cross-core buffer",
     "tmov_x2zz": "the A5 exponent X-to-ZZ layout move",
     "quant_mx": "MXFP8 block quantization",
     "matmul_mx": "MX block-scale matmul",
     "matmul_mx_acc": "MX block-scale matmul with accumulation",
     "matmul_mx_bias": "MX block-scale matmul with bias",
 }
-"""Reference names for Ascend-only machinery: on the CPU backend the runtime owns pipes and
-buffers, and the MX formats have no CPU implementation, so calling them is an error."""
+"""Reference names for Ascend-only machinery with no CPU meaning (the MX formats have no CPU
+implementation), so calling them is an error."""
+
+OP_ALIASES: dict[str, str] = {"tile.ci": "tile.arange", "tensor.ci": "tensor.arange"}
+"""Namespace spellings of the reference that name another op (`pl.tile.ci` is `tile.arange`)."""
 
 
 def _unified(name: str) -> Callable[..., Any]:
@@ -49,9 +48,7 @@ def _unified(name: str) -> Callable[..., Any]:
         if name in ASCEND_ONLY:
             raise UnsupportedConstructError(
                 f"{spelling} ({ASCEND_ONLY[name]}) is Ascend-only machinery and is not available on the "
-                "CPU backend",
-                hint="the CPU runtime creates the cross-core pipes and buffers itself"
-                if "pipe" in name or "buffer" in name else "",
+                "CPU backend"
             )
         spelled = op_by_spelling(spelling)
         if spelled is not None:
@@ -74,17 +71,19 @@ def _unified(name: str) -> Callable[..., Any]:
 class OpNamespace:
     """`pl.tile`, `pl.tensor`, `pl.system`, ...: every registered op of one namespace."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, spelling: str = "") -> None:
         self._prefix = prefix
+        self._spelling = spelling or f"pl.{prefix}"
         self._cache: dict[str, Callable[..., Any]] = {}
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         full = f"{self._prefix}.{name}"
+        full = OP_ALIASES.get(full, full)
         fn = self._cache.get(name)
         if fn is not None:
             return fn
         if full not in REGISTRY:
-            raise AttributeError(f"pl.{self._prefix} has no op {name!r}")
+            raise AttributeError(f"{self._spelling} has no op {name!r}")
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             return call_op(full, args, kwargs)
@@ -95,10 +94,10 @@ class OpNamespace:
         return wrapper
 
     def __dir__(self) -> list[str]:
-        return sorted(n.split(".", 1)[1] for n in REGISTRY if n.startswith(self._prefix + "."))
+        return sorted(n[len(self._prefix) + 1:] for n in REGISTRY if n.startswith(self._prefix + "."))
 
     def __repr__(self) -> str:
-        return f"<pl.{self._prefix} op namespace>"
+        return f"<{self._spelling} op namespace>"
 
 
 tile = OpNamespace("tile")

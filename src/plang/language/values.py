@@ -11,7 +11,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from ..dtypes import INDEX, TASK_ID, DataType
 from ..errors import ParserTypeError
-from ..ir.enums import MemorySpace, ParamDirection, TensorLayout
+from ..ir import types as ir_types
+from ..ir.enums import MemorySpace, PadValue, ParamDirection, TensorLayout, TileLayout
 from ..ir.expr import Expr, Var
 from ..ir.span import Span
 from ..ir.types import (
@@ -40,12 +41,75 @@ class TypeSpec:
 
 
 class TileView:
-    """`pl.TileView(valid_shape=[..])`: the valid region of a tile annotation."""
+    """`pl.TileView(valid_shape=[..], blayout=.., slayout=.., fractal=.., pad=.., stride=[..],
+    start_offset=..)` in a tile annotation: the valid region and the on-chip layout."""
 
-    __slots__ = ("valid_shape",)
+    __slots__ = ("valid_shape", "view")
 
-    def __init__(self, valid_shape: Any = None) -> None:
+    def __init__(self, valid_shape: Any = None, stride: Any = (), start_offset: Any = None,
+                 blayout: TileLayout | None = None, slayout: TileLayout | None = None,
+                 fractal: int | None = None, pad: PadValue = PadValue.null) -> None:
         self.valid_shape = None if valid_shape is None else _dims(valid_shape, "valid_shape")
+        for name, v, cls in (("blayout", blayout, TileLayout), ("slayout", slayout, TileLayout),
+                             ("pad", pad, PadValue)):
+            if v is not None and not isinstance(v, cls):
+                raise ParserTypeError(f"pl.TileView {name} must be a pl.{cls.__name__}, got {_describe(v)}")
+        if fractal is not None and (isinstance(fractal, bool) or not isinstance(fractal, int)):
+            raise ParserTypeError(f"pl.TileView fractal must be an int, got {_describe(fractal)}")
+        self.view = ir_types.TileView(blayout, slayout, fractal, pad, _dims(stride, "stride"),
+                                      None if start_offset is None else _dim(start_offset))
+
+
+class TensorView:
+    """`pl.TensorView(stride=[..], layout=.., valid_shape=[..], pad=..)` in a tensor annotation."""
+
+    __slots__ = ("layout", "view")
+
+    def __init__(self, valid_shape: Any = None, stride: Any = (),
+                 layout: TensorLayout = TensorLayout.ND, pad: PadValue = PadValue.null) -> None:
+        if not isinstance(layout, TensorLayout) or not isinstance(pad, PadValue):
+            raise ParserTypeError("pl.TensorView takes layout=pl.TensorLayout.<X> and pad=pl.PadValue.<X>")
+        self.layout = layout
+        self.view = ir_types.TensorView(_dims(stride, "stride"),
+                                        None if valid_shape is None else _dims(valid_shape, "valid_shape"),
+                                        pad)
+
+
+class MemRef:
+    """`pl.MemRef(base, byte_offset, size)` / `pl.MemRef("name", slots=N)[k]` in a tensor or tile
+    annotation: where its memory lives (placement only; the CPU backend allocates itself)."""
+
+    __slots__ = ("memref",)
+
+    def __init__(self, base: Any = None, byte_offset: Any = None, size: Any = None, *,
+                 slots: int = 1, slot: Any = None) -> None:
+        if isinstance(base, DSLValue) and isinstance(base.type, PtrType):
+            base = base.unwrap()
+        elif not isinstance(base, str) or not base:
+            raise ParserTypeError(
+                f"pl.MemRef needs a base: a name string or a pl.Ptr variable, got {_describe(base)}",
+                hint='write pl.MemRef("scratch") or pl.MemRef(ptr, byte_offset, size)',
+            )
+        if (byte_offset is None) != (size is None):
+            raise ParserTypeError("pl.MemRef takes both byte_offset and size, or neither")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            raise ParserTypeError(f"pl.MemRef size must be a non-negative int, got {_describe(size)}")
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise ParserTypeError(f"pl.MemRef slots must be a positive int, got {_describe(slots)}")
+        offset = None if byte_offset is None else ir_types.as_dim(_dim(byte_offset))
+        self.memref = ir_types.MemRef(base, offset, size, slots,
+                                      None if slot is None else ir_types.as_dim(_dim(slot)))
+
+    def __getitem__(self, slot: Any) -> MemRef:
+        m = self.memref
+        if m.slots == 1:
+            raise ParserTypeError("only a multi-slot pl.MemRef(..., slots=N) can be subscripted")
+        k = _dim(slot)
+        if isinstance(k, int) and not 0 <= k < m.slots:
+            raise ParserTypeError(f"MemRef slot {k} is out of range for {m.slots} slots")
+        out = MemRef.__new__(MemRef)
+        out.memref = m.replace(slot=ir_types.as_dim(k))
+        return out
 
 
 def _dim(d: Any) -> Any:
@@ -226,17 +290,7 @@ class Tensor(ShapedValue):
     __slots__ = ()
 
     def __class_getitem__(cls, item: Any) -> TypeSpec:
-        parts = _items(item)
-        if len(parts) not in (2, 3):
-            raise ParserTypeError(
-                f"pl.Tensor takes [shape, dtype] or [shape, dtype, layout], got {len(parts)} items"
-            )
-        layout = parts[2] if len(parts) == 3 else TensorLayout.ND
-        if not isinstance(layout, TensorLayout):
-            raise ParserTypeError(
-                f"pl.Tensor layout must be a TensorLayout such as pl.NZ, got {_describe(layout)}"
-            )
-        return TypeSpec(TensorType(_dims(parts[0]), _need_dtype(parts[1], "pl.Tensor"), layout))
+        return tensor_spec(_items(item), TensorType, "pl.Tensor")
 
     @property
     def layout(self) -> TensorLayout:
@@ -244,6 +298,32 @@ class Tensor(ShapedValue):
 
     def bind_dynamic(self, dim: int, var: Any) -> None:
         """Marks a dim dynamic for `@pl.jit` specialization; no IR of its own."""
+
+
+def tensor_spec(parts: tuple[Any, ...], ctor: type[TensorType], spelling: str) -> TypeSpec:
+    """`[shape, dtype]`, `[shape, dtype, layout | pl.TensorView(..) | pl.MemRef(..)]` or
+    `[shape, dtype, layout | pl.TensorView(..), pl.MemRef(..)]` as a tensor type."""
+    if len(parts) not in (2, 3, 4):
+        raise ParserTypeError(
+            f"{spelling} takes [shape, dtype], [shape, dtype, layout_or_view_or_memref] or "
+            f"[shape, dtype, layout_or_view, memref], got {len(parts)} items"
+        )
+    layout, view, memref = TensorLayout.ND, None, None
+    extras = list(parts[2:])
+    if extras and isinstance(extras[-1], MemRef):
+        memref = extras.pop().memref
+    if extras:
+        third = extras.pop()
+        if isinstance(third, TensorView):
+            layout, view = third.layout, third.view
+        elif isinstance(third, TensorLayout):
+            layout = third
+        else:
+            raise ParserTypeError(
+                f"{spelling} layout must be a TensorLayout such as pl.NZ or a pl.TensorView(..), "
+                f"got {_describe(third)}"
+            )
+    return TypeSpec(ctor(_dims(parts[0]), _need_dtype(parts[1], spelling), layout, view, memref))
 
 
 class Tile(ShapedValue):
@@ -255,16 +335,18 @@ class Tile(ShapedValue):
         parts = _items(item)
         if len(parts) < 2:
             raise ParserTypeError("pl.Tile takes [shape, dtype, optional memory space, optional TileView]")
-        mem, view = None, None
+        mem, view, memref = None, None, None
         for extra in parts[2:]:
             if isinstance(extra, MemorySpace) and mem is None:
                 mem = extra
             elif isinstance(extra, TileView) and view is None:
                 view = extra
+            elif isinstance(extra, MemRef) and memref is None:
+                memref = extra.memref
             else:
                 raise ParserTypeError(
                     f"unexpected pl.Tile annotation item {_describe(extra)}",
-                    hint="write pl.Tile[[rows, cols], dtype, pl.Mem.Vec, pl.TileView(valid_shape=[..])]",
+                    hint="write pl.Tile[[rows, cols], dtype, pl.MemRef(..), pl.Mem.Vec, pl.TileView(..)]",
                 )
         return TypeSpec(
             TileType(
@@ -272,6 +354,8 @@ class Tile(ShapedValue):
                 _need_dtype(parts[1], "pl.Tile"),
                 mem,
                 None if view is None else view.valid_shape,
+                None if view is None else view.view,
+                memref,
             )
         )
 
@@ -408,6 +492,7 @@ def annotation_spec(obj: Any) -> TypeSpec:
 
 _WRAPPERS: dict[type, type[DSLValue]] = {
     TensorType: Tensor,
+    ir_types.DistributedTensorType: Tensor,
     TileType: Tile,
     ScalarType: Scalar,
     TupleType: TupleValue,

@@ -19,6 +19,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..target import Device
 from .instruments import Instrument, VerifyPropertiesInstrument
 
 
@@ -88,3 +89,10 @@ class PassContext:
 
 
 _CURRENT: ContextVar[PassContext] = ContextVar("plang_pass_context", default=PassContext())
+
+
+def target_device() -> Device:
+    """The chip the passes target: the current context's ``config["device"]`` (the compiler
+    sets it from the `RunConfig`), else the default `Device`."""
+    device = PassContext.current().config.get("device")
+    return device if device is not None else Device()

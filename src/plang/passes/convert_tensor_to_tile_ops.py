@@ -53,6 +53,7 @@ from .analysis.memory_effects import alias_roots, op_operands
 from .analysis.row_blocking import block_rows
 from .analysis.var_rewrite import VarRewriter
 from .analysis.var_uses import calls_in, used_vars, walk_stmts
+from .context import target_device
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -394,14 +395,15 @@ class ConvertTensorToTileOps(Pass):
     produced = frozenset({"IncoreTileOps"})
 
     def __init__(self, device: Device | None = None) -> None:
-        self.device = device or Device()
+        self.device = device
 
     def run(self, program: Program) -> Program:
+        device = self.device or target_device()
         functions: dict[str, Function] = {}
         added: dict[str, list[tuple[Var, int]]] = {}
         for name, fn in program.functions.items():
             if is_kernel(fn) and _has_tensor_ops(fn):
-                new = convert_function(fn, self.device)
+                new = convert_function(fn, device)
                 if len(new.params) > len(fn.params):
                     added[name] = _added_outputs(fn, new)
                 functions[name] = new

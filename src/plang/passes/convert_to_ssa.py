@@ -5,15 +5,21 @@ explicitly: a name a loop body re-binds that is read in the next iteration (or a
 loop) becomes an iter arg, yielded at the end of the body and bound to a return var after
 the loop; a name an `if` re-binds that is read after it becomes a return var of the `if`,
 yielded by both branches (an `else: yield` of the old value is added when needed).
-Liveness decides what is carried, so dead temporaries are not threaded through.
+Liveness decides what is carried, so dead temporaries are not threaded through. A name first
+bound inside a loop and read after it is carried too, starting from zero (a scalar), another
+value of its type (as the reference does) or a new tile; it keeps that value when the loop runs
+no iteration.
 `Scope` / `split_aiv` bodies are not value-returning: they share the enclosing bindings.
 Explicit `pl.yield_` iter args / return vars are kept, carried names are appended.
 """
 
 from __future__ import annotations
 
-from ..ir.expr import Expr, IterArg, Var
+from ..dtypes import BOOL
+from ..ir.enums import ParamDirection
+from ..ir.expr import ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var
 from ..ir.function import Function, Program
+from ..ir.ops import make_call
 from ..ir.stmt import (
     Assign,
     Break,
@@ -30,7 +36,9 @@ from ..ir.stmt import (
     flatten,
     seq,
 )
+from ..ir.types import ScalarType, TileType
 from .analysis.dataflow import Dataflow
+from .analysis.retype import types_equal
 from .analysis.var_rewrite import VarRewriter
 from .analysis.var_uses import defined_vars, expr_vars
 from .diagnostics import PassError
@@ -62,6 +70,7 @@ class _Converter:
         self.bound: set[Var] = set(fn.params)
         self.env: dict[Var, Expr] = {p: p for p in fn.params}
         self.rewriter = VarRewriter()
+        self.prologue: list[Stmt] = []  # bindings the loop being converted needs before it
 
     def function(self) -> Function:
         return self.fn.replace(body=seq(self.block(flatten(self.fn.body), frozenset())))
@@ -90,6 +99,28 @@ class _Converter:
         new = Var(v.name, v.type, v.span)
         self.bound.add(new)
         return new
+
+    def _escaping_init(self, v: Var) -> Expr | None:
+        """Where a name first bound inside a loop and read after it starts (what it holds when
+        the loop runs no iteration), as in the reference: zero for a scalar, else the current
+        value of an Out / InOut parameter or, failing that, of any name of the same type."""
+        t = v.type
+        if isinstance(t, ScalarType):
+            return ConstBool(False) if t.dtype is BOOL else ConstFloat(0.0, t.dtype) if t.dtype.is_float \
+                else ConstInt(0, t.dtype)
+        outs = [p for p, d in zip(self.fn.params, self.fn.param_directions) if d is not ParamDirection.In]
+        for key in outs + list(self.env):
+            value = self.env.get(key)
+            if value is not None and types_equal(value.type, t):
+                return value
+        if isinstance(t, TileType):  # a new (uninitialised) tile bound before the loop
+            create = make_call("tile.create", [list(t.shape), t.dtype],
+                               {"target_memory": t.memory_space, "valid_shape": t.valid_shape}, v.span)
+            if types_equal(create.type, t):
+                init = self.fresh(v)
+                self.prologue.append(Assign(init, create, v.span))
+                return init
+        return None
 
     def block(self, stmts: list[Stmt], live_out: frozenset[Var]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -123,7 +154,10 @@ class _Converter:
         if isinstance(s, If):
             return [self.if_(s, live)]
         if isinstance(s, (For, While)):
-            return [self.loop(s, live)]
+            enclosing, self.prologue = self.prologue, []
+            loop = self.loop(s, live)
+            prologue, self.prologue = self.prologue, enclosing
+            return [*prologue, loop]
         if isinstance(s, Scope):
             attrs = self.subst_value(s.attrs)
             index_var = None if s.index_var is None else self.bind(s.index_var)
@@ -192,8 +226,13 @@ class _Converter:
             if v in self.env and v in needed:
                 carried.append(v)
             elif v not in self.env and v in live and not isinstance(v, IterArg):
-                raise PassError(f"variable '{v.name}' is first assigned inside this loop and used "
-                                "after it; assign it before the loop", s.span, "ConvertToSSA")
+                init = self._escaping_init(v)
+                if init is None:
+                    raise PassError(f"variable '{v.name}' is first assigned inside this loop and used "
+                                    "after it, and nothing of its type is bound before the loop to "
+                                    "start it from; assign it before the loop", s.span, "ConvertToSSA")
+                self.env[v] = init
+                carried.append(v)
         header = {}
         if isinstance(s, For):
             header = dict(start=self.subst(s.start), stop=self.subst(s.stop), step=self.subst(s.step),

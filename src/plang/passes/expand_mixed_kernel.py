@@ -47,7 +47,7 @@ from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, stmt_side
 from .analysis.memory_effects import alias_roots
 from .analysis.outliner import global_dims
 from .analysis.var_rewrite import VarRewriter, block, with_block_bodies
-from .analysis.var_uses import defined_vars, expr_vars, free_vars, stmt_exprs, used_vars, walk_stmts
+from .analysis.var_uses import calls_in, defined_vars, expr_vars, free_vars, stmt_exprs, used_vars, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -305,7 +305,11 @@ def _kernel(fn: Function, name: str, side: Side, info: _Analysis, aliases: dict[
 def expand(fn: Function) -> list[Function]:
     info = _Analysis(fn)
     if Side.CUBE not in info.sides:
-        return [_kernel(fn, fn.name, Side.VECTOR, info, {}, list(range(len(fn.return_types))))]
+        everything = list(range(len(fn.return_types)))
+        if not _uses_lanes(fn):
+            return [_kernel(fn, fn.name, Side.VECTOR, info, {}, everything)]
+        aiv = _kernel(fn, f"{fn.name}_aiv", Side.VECTOR, info, {}, everything)
+        return [aiv, _group(fn, None, aiv, [], everything)]
     if Side.VECTOR not in info.sides:
         return [_kernel(fn, fn.name, Side.CUBE, info, {}, list(range(len(fn.return_types))))]
     aliases = alias_roots(fn.body, {})
@@ -355,12 +359,23 @@ def _without_bindings(s: Stmt, dead: set[Var]) -> Stmt:
     return s
 
 
-def _group(fn: Function, aic: Function, aiv: Function, cube: list[int], vector: list[int]) -> Function:
+def _uses_lanes(fn: Function) -> bool:
+    """The vector work is split over the AIV lanes (a `split_aiv` region, or code reading its
+    lane with `tile.get_subblock_idx`): it must run once per lane, as a Group's AIV member."""
+    return any(isinstance(s, SplitAivScope) for s in walk_stmts(fn.body)) or any(
+        c.op.name == "tile.get_subblock_idx" for c in calls_in(fn.body) if not isinstance(c.op, GlobalVar))
+
+
+def _group(fn: Function, aic: Function | None, aiv: Function, cube: list[int], vector: list[int]) -> Function:
+    """The Group function keeping `fn`'s name: it calls its AIC kernel (if any) and its AIV kernel,
+    which the runtime starts together, the AIV one on every lane."""
     rw = VarRewriter(fresh=True)
     params = [rw.bind(p) for p in fn.params]
     stmts: list[Stmt] = []
     results: dict[int, Expr] = {}
     for kernel, positions in ((aic, cube), (aiv, vector)):
+        if kernel is None:
+            continue
         rtype = kernel.return_types[0] if len(positions) == 1 else TupleType(kernel.return_types) \
             if positions else VOID
         call = Call(GlobalVar(kernel.name, fn.span), params, {}, rtype, fn.span)

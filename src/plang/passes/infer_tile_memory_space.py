@@ -6,6 +6,10 @@ go to Acc when they are a `matmul_acc` accumulator and to Vec otherwise; everyth
 vector unit computes is Vec; loop-carried tiles keep their init's space. Where a consumer
 needs another space (matmul operands in Left / Right, accumulators in Acc, vector operands
 in Vec) a `tile.move` is inserted once, right after the tile is defined.
+
+`tile.assemble` writes into its target in place: the result stays in the target's space
+(an Acc source drained into a Mat target is the cube's Acc->Mat insert); only a Vec
+target asks for a Vec source.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ ANY_SPACE_OPS = {"tile.store", "tile.move", "tile.read", "tile.write", "tile.tpu
                  "tile.tpush_to_aic", "tile.tfree_to_aic", "tile.tfree_to_aiv", "tile.aiv_shard",
                  "tile.aic_gather"}
 ALLOCATING = ("tile.load", "tile.create", "tile.full")
+ASSEMBLE = "tile.assemble"
 
 
 def required_space(op: Op, param: str) -> MemorySpace | None:
-    """The space operand `param` of `op` must be in (None: any)."""
-    if op.name in ANY_SPACE_OPS:
+    """The space operand `param` of `op` must be in (None: any; a `tile.assemble` source's
+    space follows its target, see `_Spaces.wanted`)."""
+    if op.name in ANY_SPACE_OPS or op.name == ASSEMBLE:
         return None
     if op.facts.unit == "cube":
         return CUBE_OPERAND_SPACE.get(param)
@@ -79,6 +85,16 @@ class _Spaces:
                     for v, rv in zip(y.values, s.return_vars):
                         if _is_tile(rv):
                             self.natural[rv] = self.of(v)
+        for c in calls_in(fn.body):
+            if isinstance(c.op, Op) and c.op.name == ASSEMBLE and _is_tile(c.args[1]) and \
+                    self.wanted(c, "source") not in (None, *self.demand.setdefault(c.args[1], [])):
+                self.demand[c.args[1]].append(MemorySpace.Vec)
+
+    def wanted(self, c: Call, param: str) -> MemorySpace | None:
+        """The space operand `param` of op call `c` must be in (None: any)."""
+        if c.op.name == ASSEMBLE and param == "source":
+            return MemorySpace.Vec if self.of(c.args[0]) is MemorySpace.Vec else None
+        return required_space(c.op, param)
 
     def of(self, e: Expr) -> MemorySpace:
         if isinstance(e, Var) and e in self.natural:
@@ -98,6 +114,8 @@ class _Spaces:
         if isinstance(value.type, TileType) and value.type.memory_space is not None:
             return value.type.memory_space
         demand = self.demand.get(v, [])
+        if op.name == ASSEMBLE:
+            return self.of(value.args[0])
         if op.facts.unit == "cube":
             return MemorySpace.Acc
         if op.name == "tile.load":
@@ -131,8 +149,7 @@ class _Rewrite(VarRewriter):
             out.append(Assign(mv, call, new.span))
         return out
 
-    def operand(self, op: Op, name: str, e: Expr) -> Expr:
-        space = required_space(op, name)
+    def operand(self, space: MemorySpace | None, e: Expr) -> Expr:
         if space is not None and isinstance(e, Var) and (e, space) in self.moved:
             return self.moved[(e, space)]
         return self.expr(e)
@@ -142,7 +159,7 @@ class _Rewrite(VarRewriter):
             return self.expr(c)
         changes = {}
         for name, e in op_operands(c):
-            new = self.operand(c.op, name, e)
+            new = self.operand(self.spaces.wanted(c, name), e)
             if new is not e:
                 changes[name] = new
         if var is not None and c.op.name in ALLOCATING and _is_tile(var) and "target_memory" not in c.kwargs:

@@ -1,11 +1,11 @@
 """InlineFunctions: splice every `FunctionType.Inline` function into its call sites.
 
 A call `x = self.f(a, b)` of an Inline function becomes the callee's body with its locals
-renamed (fresh Vars), its parameters replaced by the arguments (a non-trivial argument is
-first bound to a Var named like the parameter, so it is evaluated once) and its trailing
-`return v` turned into the value of the call (a tuple for several values). Calls nested in
-expressions are hoisted before their statement; inline functions calling inline functions
-are expanded first; recursion is an error. Inline functions are then dropped.
+renamed (fresh Vars), its parameters replaced by the arguments (a non-trivial argument, or
+one whose parameter the body re-binds, is first bound to a Var named like the parameter)
+and its trailing `return v` turned into the value of the call (a tuple for several values).
+Calls nested in expressions are hoisted before their statement; inline functions calling
+inline functions are expanded first; recursion is an error. Inline functions are then dropped.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..ir.stmt import Assign, Eval, For, Return, Stmt, While, flatten, seq
 from ..ir.types import ShapedType, dims_equal, format_shape
 from .analysis.renaming import rename_locals
 from .analysis.var_rewrite import VarRewriter
-from .analysis.var_uses import calls_in, walk_stmts
+from .analysis.var_uses import calls_in, defined_vars, walk_stmts
 from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
@@ -141,8 +141,9 @@ class _Splicer:
     def splice(self, call: Call, prefix: list[Stmt], at: Stmt) -> Expr:
         callee = _inline_callee(call, self.program)
         mapping: dict[Var, Expr] = {}
+        rebound = set(defined_vars(callee.body))
         for param, arg in zip(callee.params, call.args):
-            if isinstance(arg, ATOMS):
+            if isinstance(arg, ATOMS) and param not in rebound:
                 mapping[param] = arg
             else:
                 bound = Var(param.name, param.type, at.span)

@@ -9,6 +9,9 @@ The manager tracks which properties hold: before a pass it verifies any required
 nothing earlier produced (an error names the pass and the property); after it, the held set
 loses the pass's `invalidated` and gains its `produced`.
 
+The reference's surface is here too: `PassManager.get_strategy(OptimizationStrategy.Default)`,
+`run_passes(program, dump_ir=..., output_dir=...)`, `pass_names` / `get_pass_names()`.
+
 `run()` reads the current `PassContext`: its instruments run after the manager's own, its
 disabled passes are skipped, and its verify level adds property verification.
 """
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..ir.function import Program
+from ..ir.pipeline import OptimizationStrategy, PassDumpLevel, coerce_dump_level
 from .context import PassContext, VerifyLevel
 from .diagnostics import PassError
 from .framework import Pass, get_pass
@@ -32,9 +36,9 @@ VERIFIERS: tuple[str, ...] = (
 
 PIPELINES: dict[str, tuple[str, ...]] = {
     "Default": (
-        "InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
-        "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes", "OutlineClusterScopes",
-        "ConvertTensorToTileOps", "InferTileMemorySpace", "LowerAutoVectorSplit",
+        "InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "RebindWrittenOperands", "ConvertToSSA",
+        "Simplify", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
+        "OutlineClusterScopes", "ConvertTensorToTileOps", "InferTileMemorySpace", "LowerAutoVectorSplit",
         "ExpandMixedKernel", "LowerPipelineLoops", "DeriveCallDirections",
         "MaterializeRuntimeScopes", *VERIFIERS, "FuseTileOps",
     ),
@@ -42,13 +46,14 @@ PIPELINES: dict[str, tuple[str, ...]] = {
 
 
 class PassManager:
-    """Run `strategy` (a pipeline name or a sequence of pass names / `Pass` objects).
+    """Run `strategy` (a pipeline name, an `OptimizationStrategy`, or a sequence of pass names /
+    `Pass` objects).
 
     `verify=True` re-verifies every held property after each pass; `dump_dir` writes the IR
     after every pass; `instruments` adds more hooks (e.g. a `TimingInstrument`).
     """
 
-    def __init__(self, strategy: str | Sequence[str | Pass] = "Default",
+    def __init__(self, strategy: str | OptimizationStrategy | Sequence[str | Pass] = "Default",
                  instruments: Sequence[Instrument] = (), verify: bool = False,
                  dump_dir: str | Path | None = None, stop_after: str | None = None) -> None:
         names = self._pipeline(strategy)
@@ -67,8 +72,38 @@ class PassManager:
         if verify:
             self.instruments.append(VerifyPropertiesInstrument())
 
+    @classmethod
+    def get_strategy(cls, strategy: str | OptimizationStrategy = OptimizationStrategy.Default,
+                     **options: object) -> PassManager:
+        """A manager for a named pipeline (the reference's constructor; its keyword options,
+        such as ``analyze_auto_scopes_for_deps``, do not change plang's pipeline)."""
+        return cls(strategy)
+
+    @property
+    def pass_names(self) -> list[str]:
+        return [p.name for p in self.passes]
+
+    def get_pass_names(self) -> list[str]:
+        return self.pass_names
+
+    def run_passes(self, input_ir: Program, dump_ir: bool | PassDumpLevel = False,
+                   output_dir: str | None = None, prefix: str = "pl") -> Program:
+        """`run`, dumping the IR after each pass into `output_dir` when `dump_ir` asks
+        (`prefix` is the module alias of the printed IR; plang always prints ``pl``)."""
+        if coerce_dump_level(dump_ir) is PassDumpLevel.NONE:
+            return self.run(input_ir)
+        if output_dir is None:
+            raise ValueError("output_dir is required when dumping IR")
+        self.instruments.append(DumpIRInstrument(output_dir))
+        try:
+            return self.run(input_ir)
+        finally:
+            self.instruments.pop()
+
     @staticmethod
-    def _pipeline(strategy: str | Sequence[str | Pass]) -> list[str | Pass]:
+    def _pipeline(strategy: str | OptimizationStrategy | Sequence[str | Pass]) -> list[str | Pass]:
+        if isinstance(strategy, OptimizationStrategy):
+            strategy = strategy.value
         if isinstance(strategy, str):
             try:
                 return list(PIPELINES[strategy])

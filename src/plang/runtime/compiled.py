@@ -8,6 +8,11 @@
   ``rt`` is an `Orchestrator`. It returns the program's result.
 - ``signature``: a `ParamSpec` per parameter, checked before anything runs.
 - ``source``: the orchestration's Python source, for reading.
+- ``output_dir``: the folder its artefacts were written to (None: none written); a compiled
+  program with one is path-like, as the reference's is.
+
+Called with only its non-Out arguments (the reference's return style), it allocates the Out
+tensors (zero-filled, static shapes only) and returns them.
 """
 
 from __future__ import annotations
@@ -52,6 +57,26 @@ class CompiledProgram:
         self.program = program
         self.result_arity = -1  # results the caller gets back (-1: the orchestration's result as is)
         self.writebacks: tuple[tuple[int, int], ...] = ()  # (result position, Out/InOut param index)
+        self.output_dir: str | None = None
+
+    def with_outputs(self, args: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[torch.Tensor, ...] | None]:
+        """`args` completed with fresh Out tensors when they are exactly the non-Out
+        arguments (return style), and those tensors (None for a full argument list)."""
+        outs = [i for i, p in enumerate(self.signature) if p.direction is ParamDirection.Out]
+        if not outs or len(args) == len(self.signature) or len(args) != len(self.signature) - len(outs):
+            return tuple(args), None
+        given = iter(args)
+        full, allocated = [], []
+        for i, spec in enumerate(self.signature):
+            if i not in outs:
+                full.append(next(given))
+                continue
+            if spec.shape is None or not all(isinstance(d, int) for d in spec.shape):
+                raise ValueError(f"{self.name}: can not allocate output {spec.name!r} of shape "
+                                 f"{list(spec.shape or ())}: pass every tensor (in-place style)")
+            allocated.append(torch.zeros(spec.shape, dtype=spec.dtype.to_torch()))
+            full.append(allocated[-1])
+        return tuple(full), tuple(allocated)
 
     def finish_result(self, result: Any, args: Sequence[Any]) -> Any:
         """Write each Out / InOut tensor's final value into the caller's tensor when the
@@ -90,6 +115,15 @@ class CompiledProgram:
         from .worker import ChipWorker
 
         return ChipWorker.for_call(config).run(self, *args)
+
+    def __fspath__(self) -> str:
+        if self.output_dir is None:
+            raise TypeError(f"{self.name}: no artefacts were written (compile with save_kernels=True "
+                            "or through plang.ir.compile)")
+        return self.output_dir
+
+    def __str__(self) -> str:
+        return self.output_dir if self.output_dir is not None else repr(self)
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.name} kernels={sorted(self.kernels)}>"

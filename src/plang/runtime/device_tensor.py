@@ -33,6 +33,16 @@ class DeviceTensor:
         return DataType.from_torch(self.torch().dtype)
 
     @property
+    def data_ptr(self) -> int:
+        """The address of its first byte in the chip's memory (the host's, on the simulated chip)."""
+        return self.torch().data_ptr()
+
+    @property
+    def nbytes(self) -> int:
+        t = self.torch()
+        return t.numel() * t.element_size()
+
+    @property
     def freed(self) -> bool:
         return self._tensor is None
 

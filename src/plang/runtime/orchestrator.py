@@ -25,6 +25,10 @@ def directions(spec: str | Sequence[Any]) -> tuple[ParamDirection, ...]:
     return tuple(d if isinstance(d, ParamDirection) else _DIRECTIONS[d.strip()] for d in items if d != "")
 
 
+def _nothing() -> None:
+    """The body of a ``pl.system.task_dummy`` task."""
+
+
 class Orchestrator:
     """Submits a program's kernel tasks to a `Scheduler` during one run."""
 
@@ -56,6 +60,10 @@ class Orchestrator:
         if self.dumper is not None:
             self.dumper.after(self.scheduler, task, kernel, args, dumps)
         return task
+
+    def task_dummy(self, deps: Sequence[Task | None]) -> Task:
+        """A task that does nothing, done once every one of `deps` is (``pl.system.task_dummy``)."""
+        return self.scheduler.submit(_nothing, deps=deps, name="task_dummy")
 
     def submit_group(self, name: str, members: Sequence[tuple[str, str, Sequence[Any]]],
                      args: Sequence[Any], dirs: Sequence[ParamDirection], *,

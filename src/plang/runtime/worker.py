@@ -1,13 +1,14 @@
 """`ChipWorker`: the explicit-dispatch handle on one simulated chip.
 
-It owns a `Scheduler` (one host thread per core group by default), the `DeviceTensor`s it
-allocated and the programs registered on it; `close()` releases all of them. Used as a
+It owns a `Scheduler` (one host thread per core group by default), the `DeviceTensor`s and raw
+buffers it allocated and the programs registered on it; `close()` releases all of them. Used as a
 context manager it is the *current* worker, so ``compiled(*args)`` runs on it.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -55,6 +56,7 @@ class ChipWorker:
         self.last_summary: str | None = None
         self.last_dumps: list[str] = []  # tensor dump files of the last run (enable_dump_args)
         self._tensors: dict[int, DeviceTensor] = {}
+        self._buffers: dict[int, torch.Tensor] = {}  # malloc'd bytes, by address
         self._handles: dict[int, ProgramHandle] = {}
         self._run_lock = threading.Lock()
         self._closed = False
@@ -82,6 +84,49 @@ class ChipWorker:
     @property
     def tensor_count(self) -> int:
         return len(self._tensors)
+
+    @property
+    def aicpu_dlopen_count(self) -> int:
+        """The reference's name for `load_count`: how many programs this worker has loaded
+        (once each, at their first `register`)."""
+        return self.load_count
+
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
+        """`nbytes` of zeroed chip memory; returns its address (free it with `free`)."""
+        self._check_open()
+        _local(worker_id, "malloc")
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
+            raise ValueError(f"malloc: nbytes must be a positive int, got {nbytes!r}")
+        buffer = torch.zeros(nbytes, dtype=torch.uint8)
+        self._buffers[buffer.data_ptr()] = buffer
+        return buffer.data_ptr()
+
+    def free(self, ptr: int, *, worker_id: int = 0) -> None:
+        self._check_open()
+        _local(worker_id, "free")
+        if self._buffers.pop(ptr, None) is None:
+            raise ValueError(f"free: {ptr:#x} is not an address malloc'd on this worker (or was freed)")
+
+    def copy_to(self, dst_dev_ptr: int, src_host_ptr: int, nbytes: int, *, worker_id: int = 0) -> None:
+        """Host to chip: `nbytes` from host address `src_host_ptr` into chip memory at `dst_dev_ptr`
+        (inside a buffer or tensor this worker allocated)."""
+        self._check_copy("copy_to", dst_dev_ptr, nbytes, worker_id)
+        ctypes.memmove(dst_dev_ptr, src_host_ptr, nbytes)
+
+    def copy_from(self, dst_host_ptr: int, src_dev_ptr: int, nbytes: int, *, worker_id: int = 0) -> None:
+        """Chip to host: `nbytes` of chip memory at `src_dev_ptr` to host address `dst_host_ptr`."""
+        self._check_copy("copy_from", src_dev_ptr, nbytes, worker_id)
+        ctypes.memmove(dst_host_ptr, src_dev_ptr, nbytes)
+
+    def _check_copy(self, op: str, dev_ptr: int, nbytes: int, worker_id: int) -> None:
+        self._check_open()
+        _local(worker_id, op)
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
+            raise ValueError(f"{op}: nbytes must be a positive int, got {nbytes!r}")
+        regions = [(b.data_ptr(), b.numel()) for b in self._buffers.values()]
+        regions += [(t.data_ptr, t.nbytes) for t in self._tensors.values()]
+        if not any(start <= dev_ptr and dev_ptr + nbytes <= start + size for start, size in regions):
+            raise ValueError(f"{op}: [{dev_ptr:#x}, +{nbytes}) is not inside memory this worker allocated")
 
     # ------------------------------------------------------------ programs
     def register(self, compiled: CompiledProgram) -> ProgramHandle:
@@ -113,6 +158,7 @@ class ChipWorker:
         for a in args:
             if isinstance(a, DeviceTensor) and a.freed:
                 raise RuntimeError(f"{compiled.name}: an argument is a freed DeviceTensor")
+        args, outputs = compiled.with_outputs(args)
         compiled.check_args(args)
         level = self.config.enable_dump_args
         dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
@@ -134,9 +180,27 @@ class ChipWorker:
                     self.last_profile = profiler.write(self.config.resolved_profile_dir(), compiled.name)
                     self.last_summary = profiler.summary()
                     print(self.last_summary)
+        if outputs is not None:
+            return outputs[0] if len(outputs) == 1 else outputs
         return result
 
     # ------------------------------------------------------------ lifetime
+    def init(self) -> None:
+        """The reference's explicit start; a plang worker is ready once built (no-op when open)."""
+        self._check_open()
+
+    @property
+    def initialized(self) -> bool:
+        return not self._closed
+
+    @property
+    def platform(self) -> str:
+        return self.config.platform
+
+    @property
+    def device_id(self) -> int:
+        return self.config.device_id
+
     def close(self) -> None:
         """Release every tensor, loaded program and thread. Idempotent."""
         if self._closed:
@@ -146,6 +210,7 @@ class ChipWorker:
         for tensor in self._tensors.values():
             tensor._release()
         self._tensors.clear()
+        self._buffers.clear()
         self._handles.clear()
 
     @property
@@ -188,6 +253,11 @@ class ChipWorker:
             if worker is None or worker.closed:
                 worker = cls._defaults[config] = ChipWorker(config)
         return worker
+
+
+def _local(worker_id: int, op: str) -> None:
+    if worker_id != 0:
+        raise ValueError(f"ChipWorker.{op}: a chip worker has only worker_id=0, got {worker_id}")
 
 
 @atexit.register

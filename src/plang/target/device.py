@@ -2,6 +2,7 @@
 
 A chip has `clusters` core groups; each group holds one AIC (cube) and two AIV (vector)
 cores. On-chip buffer capacities default to values close to an Ascend 910B core.
+`platform_device` gives the chip of a platform name, the reference's ones (`PLATFORMS`) included.
 """
 
 from __future__ import annotations
@@ -63,3 +64,30 @@ class Device:
         """A hashable description for cache keys."""
         return (self.clusters, self.aic_per_cluster, self.aiv_per_cluster,
                 tuple(sorted((k.value, v) for k, v in self.capacities.items())), self.isa.key())
+
+
+#: the reference's platforms: core groups per chip and the usable on-chip buffer bytes per core
+#: (its SoC description: a2a3 = Ascend 910B, a5 = Ascend 950; Vec is the safe usable UB)
+PLATFORMS: Mapping[str, tuple[int, Mapping[MemorySpace, int]]] = MappingProxyType({
+    "a2a3": (24, MappingProxyType({
+        MemorySpace.Vec: 184 * KIB, MemorySpace.Mat: 512 * KIB, MemorySpace.Left: 64 * KIB,
+        MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 128 * KIB, MemorySpace.Bias: 1 * KIB})),
+    "a5": (36, MappingProxyType({
+        MemorySpace.Vec: 240 * KIB, MemorySpace.Mat: 512 * KIB, MemorySpace.Left: 64 * KIB,
+        MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 256 * KIB, MemorySpace.Bias: 4 * KIB,
+        MemorySpace.LeftScale: 4 * KIB, MemorySpace.RightScale: 4 * KIB})),
+})
+
+
+def platform_device(platform: str, *, clusters: int | None = None, isa: Isa | str | None = None) -> Device:
+    """The simulated chip of `platform`: ``"cpu"`` (host-sized), or one of the reference's
+    ``"a2a3"`` / ``"a5"`` (a ``sim`` suffix names the same chip) with its core-group count and
+    buffer capacities; `clusters` overrides the core-group count."""
+    if platform == "cpu":
+        return Device(isa=isa) if clusters is None else Device(clusters=clusters, isa=isa)
+    try:
+        groups, capacities = PLATFORMS[platform.removesuffix("sim")]
+    except KeyError:
+        raise ValueError(f"unknown platform {platform!r}; available: cpu, "
+                         f"{', '.join(f'{p}, {p}sim' for p in PLATFORMS)}") from None
+    return Device(clusters=groups if clusters is None else clusters, capacities=capacities, isa=isa)

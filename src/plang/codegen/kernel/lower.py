@@ -34,6 +34,8 @@ from . import (
     lower_memory,
     lower_pipe,
     lower_reduce,
+    lower_system,
+    lower_views,
 )
 from .abi import TensorArg, kernel_signature
 from .builder import KernelBuilder, TileBuf, mlir_type
@@ -47,7 +49,7 @@ Lowering = Callable[[LowerContext, str, dict], Any]
 LOWERINGS: dict[str, Lowering] = {}
 for _module in (lower_elementwise, lower_cast, lower_memory, lower_reduce, lower_matmul, lower_layout,
                 lower_pipe, lower_extra_elementwise, lower_generate, lower_indexing,
-                lower_batch_matmul):
+                lower_batch_matmul, lower_system, lower_views):
     _module.register(LOWERINGS)
 
 _CONTEXT_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1, "tile.get_subblock_idx": 2}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import native_build
-from ...errors import Error
+from ...backend.pto_backend import PartialCodegenError
 
 __all__ = ["KernelCompileError", "NativeFunction", "packed_symbol", "link_shared_object",
            "load_shared_object", "atomic_target", "helper_library", "helper_object"]
@@ -28,8 +28,9 @@ __all__ = ["KernelCompileError", "NativeFunction", "packed_symbol", "link_shared
 _HELPERS = Path(__file__).parent / "native_src" / "conversions.c"
 
 
-class KernelCompileError(Error, RuntimeError):
-    """A kernel could not be built, verified, lowered, JIT-compiled, linked or loaded."""
+class KernelCompileError(PartialCodegenError):
+    """A kernel could not be built, verified, lowered, JIT-compiled, linked or loaded (the
+    reference's `PartialCodegenError`, so a handler written for it catches this)."""
 
 
 def packed_symbol(fn_name: str) -> str:

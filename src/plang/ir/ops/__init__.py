@@ -3,6 +3,7 @@
 from . import (  # noqa: F401  (registration)
     array,
     composite,
+    distributed,
     elementwise,
     generate,
     indexing,
@@ -12,6 +13,7 @@ from . import (  # noqa: F401  (registration)
     pipe,
     reduce,
     system_ops,
+    views,
 )
 from .registry import (
                        REGISTRY,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...dtypes import DataType
 from ..enums import MemorySpace, SplitMode
 from ..expr import FloorDiv, Mul
-from ..types import TileType, Type, dim_value
+from ..types import TileType, Type, UnknownType, dim_value
 from .common import VOID, P, const_dim, fmt_shape, index_values, require_int_attr, require_rank, result_like
 from .registry import Bound, register
 
@@ -27,8 +27,10 @@ def _popper(memory: MemorySpace):
     def deduce(b: Bound) -> Type:
         _check_split(b)
         shape = index_values(b, "shape")
+        if not shape and b.dtype is None:
+            return UnknownType()  # typed by the annotation of the name it is bound to
         if not shape or not isinstance(b.dtype, DataType):
-            raise b.fail(f"shape and dtype of the received tile are required, got shape={b.shape!r}, "
+            raise b.fail(f"shape and dtype of the received tile go together, got shape={b.shape!r}, "
                          f"dtype={b.dtype!r}")
         return TileType(shape, b.dtype, memory)
 

@@ -107,7 +107,8 @@ class CallParser:
         if isinstance(fn, FunctionRef) or isinstance(fn, Function):
             sig = fn.sig if isinstance(fn, FunctionRef) else signature_of(fn)
             args, no_dep = self.call_args(node)
-            kwargs = self.call_kwargs(node, {"dump_vars", "arg_directions"}, f"{sig.name}()")
+            allowed = {"dump_vars", "arg_directions", "attrs", "device"}
+            kwargs = self.call_kwargs(node, allowed, f"{sig.name}()")
             if no_dep:
                 kwargs["no_dep_args"] = no_dep
             return wrap(self.function_call(sig, args, node, kwargs))
@@ -245,7 +246,8 @@ class CallParser:
             )
         sig = target.sig if isinstance(target, FunctionRef) else signature_of(target)
         args, no_dep = self.call_args(node, skip=1)
-        allowed = {"deps", "allow_early_resolve", "predicate", "dumps", "dump_vars", "arg_directions"} | (
+        allowed = {"deps", "allow_early_resolve", "predicate", "dumps", "dump_vars", "arg_directions",
+                   "attrs"} | (
             {"core_num", "sync_start"} if spmd else set()
         )
         kwargs = {"spmd_submit" if spmd else "submit": True, **self.call_kwargs(node, allowed, what)}
@@ -302,6 +304,12 @@ class CallParser:
                     ParserTypeError, "arg_directions= takes a list of pl.ParamDirection", node
                 )
             return tuple(value)
+        if key == "attrs":  # call metadata of the reference (`pl.adir` directions, launch attrs)
+            if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+                raise self.source.error(ParserTypeError, "attrs= takes a dict with string keys", node)
+            return {k: self._attr_item(v, node) for k, v in value.items()}
+        if key == "device":  # the device an orchestrator dispatch runs on
+            return self.exprs.as_expr(value, node)
         if key == "predicate":
             e = self.exprs.as_expr(value, node)
             if not (isinstance(e.type, ScalarType) and e.type.dtype.is_bool):
@@ -316,6 +324,11 @@ class CallParser:
         if key in ("allow_early_resolve", "sync_start", "windowize") and not isinstance(value, bool):
             raise self.source.error(ParserTypeError, f"{key}= takes True or False, got {value!r}", node)
         return value
+
+    def _attr_item(self, v: Any, node: ast.AST) -> Any:
+        if isinstance(v, (list, tuple)):
+            return tuple(self._attr_item(x, node) for x in v)
+        return self.exprs.as_expr(v, node) if isinstance(v, DSLValue) else v
 
 
 def _callable_at_parse_time(fn: Any) -> bool:

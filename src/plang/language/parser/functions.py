@@ -100,14 +100,8 @@ class FunctionParser:
                 UnsupportedConstructError, "parameter defaults are not supported", a.defaults[0]
             )
         params = list(a.args)
-        if self.program is not None:
-            if not params or params[0].arg != "self":
-                raise self.source.error(
-                    ParserSyntaxError,
-                    f"program method {fdef.name!r} needs `self` as its first parameter",
-                    fdef,
-                )
-            params = params[1:]
+        if self.program is not None and params and params[0].arg == "self":
+            params = params[1:]  # a method may also omit `self`, as the reference allows
         with parsing(self.state):
             vars_, dirs = [], []
             for p in params:

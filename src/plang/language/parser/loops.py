@@ -1,5 +1,5 @@
-"""Loops: `pl.range / parallel / unroll / pipeline`, `pl.while_`, `for i in pl.spmd(n)`,
-`for lane in pl.split_aiv(2, mode=...)`."""
+"""Loops: `pl.range / parallel / unroll / pipeline`, `pl.while_`, natural `while`,
+`for i in pl.spmd(n)`, `for lane in pl.split_aiv(2, mode=...)`."""
 
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ class LoopParser:
 
     def loop_body(
         self,
-        node: ast.For,
+        node: ast.For | ast.While,
         index: ast.Name | None,
         iter_args: list[IterArg],
         names: list[ast.Name] | None,
@@ -296,6 +296,24 @@ class LoopParser:
         return_vars = self.return_vars(slot, iter_args, node)
         self.body.emit(While(cond, iter_args, body, return_vars, self.source.span(node)))
         self.declare_returns(slot, return_vars)
+
+    def stmt_While(self, node: ast.While) -> None:
+        """`while cond:` — a While with no iter args; ConvertToSSA carries what the body re-binds."""
+        if node.orelse:
+            raise self.source.error(UnsupportedConstructError, "while-else is not supported", node.orelse[0])
+        cond = self.exprs.as_expr(self.exprs.eval(node.test), node.test)
+        if not isinstance(cond.type, ScalarType):
+            msg = f"a while condition must be a scalar, got {describe_type(cond.type)}"
+            raise self.source.error(ParserTypeError, msg, node.test)
+        body, slot, _ = self.loop_body(node, None, [], None)
+        if slot.node is not None:
+            raise self.source.error(
+                ParserSyntaxError,
+                "pl.yield_ in a natural while loop",
+                slot.node,
+                hint="re-bind the names instead, or carry them with pl.while_(init_values=(...))",
+            )
+        self.body.emit(While(cond, [], body, [], self.source.span(node)))
 
     def spmd_loop(self, node: ast.For, fn: Any, args: list, kwargs: dict) -> None:
         index = self._loop_index(node.target, "pl.spmd")

@@ -10,9 +10,11 @@ import textwrap
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+from ... import pyast
 from ...errors import (
     Error,
     InternalCompilerError,
+    InvalidPythonError,
     ParserError,
     ParserSyntaxError,
     ParserTypeError,
@@ -41,12 +43,12 @@ class Source:
         self.col_offset = len(first) - len(first.lstrip()) if dedented != text else 0
         self.filename, self.raw_lines, self.line_offset = filename, raw, line_offset
         try:
-            self.tree = ast.parse(dedented, filename)
+            self.tree = pyast.parse(dedented, filename)
         except SyntaxError as e:
             span = Span(
                 filename, (e.lineno or 1) + line_offset, max((e.offset or 1) - 1, 0) + self.col_offset
             )
-            raise self.locate(ParserSyntaxError(f"invalid Python syntax: {e.msg}"), span) from None
+            raise self.locate(InvalidPythonError(f"invalid Python syntax: {e.msg}"), span) from None
 
     def span(self, node: ast.AST) -> Span:
         lo, co = self.line_offset, self.col_offset

@@ -6,10 +6,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ...dtypes import INDEX
 from ...errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedConstructError
-from ...ir.expr import ConstFloat, ConstInt, Expr, MakeTuple, TupleGetItem, Var
+from ...ir.expr import Call, Cast, ConstFloat, ConstInt, Expr, MakeTuple, TupleGetItem, Var
 from ...ir.stmt import Assign, Break, Continue, Eval, If, Return, Stmt, Yield, flatten, seq
-from ...ir.types import ScalarType, TensorType, TileType, TupleType, Type, describe_type
+from ...ir.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType, describe_type
 from .. import constructs, ops
 from ..dispatch import binary_operator, literal, slice_bounds, unified_call
 from ..values import DSLValue, DynVar, TupleValue, wrap
@@ -21,10 +22,6 @@ from .scopes import ScopeParser
 from .types import TypeResolver, merge_annotation
 
 _UNSUPPORTED_STMTS = {
-    "While": (
-        "Python `while` loops are not supported",
-        "write `for (x,) in pl.while_(init_values=(x0,)):` with pl.cond(...) first",
-    ),
     "Try": ("try/except is not supported in a DSL function", ""),
     "Raise": ("raise is not supported in a DSL function", "use pl.static_assert for parse-time checks"),
     "Delete": ("del is not supported in a DSL function", ""),
@@ -63,6 +60,7 @@ class StatementParser:
             "Continue": self.stmt_Continue,
             "If": self.stmt_If,
             "For": self.loops.stmt_For,
+            "While": self.loops.stmt_While,
             "With": self.scopes.stmt_With,
         }
         d = self.directives
@@ -142,6 +140,8 @@ class StatementParser:
                     value_node,
                 )
             vtype = merged
+            if isinstance(expr, Call) and isinstance(expr.type, UnknownType):
+                expr = expr.replace(type=merged)  # the annotation types an untyped op result
         var = self.names.bind_var(name, vtype, node)
         self.body.emit(Assign(var, expr, self.source.span(node)))
 
@@ -159,6 +159,8 @@ class StatementParser:
                 and (ann.dtype.is_int or ann.dtype.is_float)
             ):
                 return _retype_literal(e.value, ann, e.span)
+            if isinstance(ann, ScalarType) and _index_and_int(ann, e.type):
+                return Cast(e, ann.dtype, e.span)  # the reference treats INDEX as any integer
             return e
         if isinstance(ann, ScalarType) and isinstance(value, (int, float)) and not isinstance(value, bool):
             return _retype_literal(value, ann, self.source.span(node))
@@ -441,6 +443,13 @@ def _retype_literal(value: Any, t: ScalarType, span: Any) -> Expr:
     if isinstance(value, float):
         raise ParserTypeError(f"cannot store float {value!r} in a {t.dtype.name} scalar")
     return ConstInt(value, t.dtype, span)
+
+
+def _index_and_int(ann: ScalarType, t: Type) -> bool:
+    """`t` is a different integer scalar type than `ann`, one of them INDEX."""
+    if not isinstance(t, ScalarType) or t.dtype is ann.dtype:
+        return False
+    return t.dtype.is_int and ann.dtype.is_int and INDEX in (t.dtype, ann.dtype)
 
 
 def _is_elif(node: ast.If) -> bool:

@@ -4,11 +4,21 @@ annotation compatibility."""
 from __future__ import annotations
 
 import ast
+import typing
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ParserError
 from ...ir.enums import TensorLayout
-from ...ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, shapes_equal
+from ...ir.types import (
+    ArrayType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+    shapes_equal,
+)
 from ..values import TypeSpec, annotation_spec
 
 if TYPE_CHECKING:
@@ -62,6 +72,8 @@ class TypeResolver:
         value = self._signature_value("return", node)
         if value is None:
             return []
+        if typing.get_origin(value) is tuple:  # `tuple[...]` evaluated by Python at definition
+            value = MultiReturn(list(typing.get_args(value)))
         specs = value.specs if isinstance(value, MultiReturn) else [value]
         try:
             return [annotation_spec(s).type for s in specs]
@@ -108,6 +120,8 @@ def merge_annotation(ann: Type, actual: Type) -> Type | None:
     """The type a name annotated `ann` gets for a value of type `actual`, or None when they
     disagree. Shape and dtype must match; details the annotation leaves out (memory space,
     valid shape, layout) come from the value."""
+    if isinstance(actual, UnknownType):
+        return ann  # an op whose result the annotation types (`t: pl.Tile[..] = pl.tpop_from_aic()`)
     if type(ann) is not type(actual):
         return None
     if isinstance(ann, ScalarType):
@@ -115,13 +129,15 @@ def merge_annotation(ann: Type, actual: Type) -> Type | None:
     if isinstance(ann, TensorType):
         if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
             return None
-        return ann if ann.layout is not TensorLayout.ND or actual.layout is TensorLayout.ND else actual
+        keep = ann if ann.layout is not TensorLayout.ND or actual.layout is TensorLayout.ND else actual
+        return keep.replace(view=ann.view or actual.view, memref=ann.memref or actual.memref)
     if isinstance(ann, TileType):
         if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
             return None
         mem = ann.memory_space or actual.memory_space
         valid = ann.valid_shape if ann.valid_shape is not None else actual.valid_shape
-        return TileType(ann.shape, ann.dtype, mem, valid)
+        return TileType(ann.shape, ann.dtype, mem, valid, ann.view or actual.view,
+                        ann.memref or actual.memref)
     if isinstance(ann, TupleType):
         if len(ann.types) != len(actual.types):
             return None

@@ -3,7 +3,8 @@
 Matmul-family ops run on the cube and vector-unit ops on the vector lanes. Memory ops
 follow the buffer they touch: a load into Mat / Left / Right, a store or move out of Acc /
 Mat, and an allocation in Acc / Mat / Left / Right belong to the cube; those in Vec to
-the vector lanes. Pipe ops belong to the side that issues them. Scalar arithmetic, chip
+the vector lanes; a `tile.assemble` runs where its target lives (into Mat: the cube's
+Acc->Mat insert). Pipe ops belong to the side that issues them. Scalar arithmetic, chip
 queries and synchronisation run on both sides.
 """
 
@@ -50,6 +51,8 @@ def call_side(call: Call) -> Side:
         return Side.VECTOR
     if unit == "cube":
         return Side.CUBE
+    if name == "tile.assemble":
+        return _by_space(_space(call.args[0]))
     if unit == "vector":
         return Side.VECTOR
     if name == "tile.move":

@@ -32,10 +32,11 @@ class Renamer(VarRewriter):
 
 def rename_locals(s: Stmt, mapping: dict[Var, Expr] | None = None) -> Stmt:
     """A copy of `s` with every Var bound inside renamed and `mapping` substituted (in
-    types too: a mapped dynamic dim in a local's shape is replaced)."""
+    types too: a mapped dynamic dim in a local's shape is replaced); a bound Var that
+    `mapping` maps to a Var is renamed to that one."""
     full = dict(mapping or {})
     retype = VarRewriter(full).type
     for v in defined_vars(s):
-        if not isinstance(v, IterArg):
+        if not isinstance(v, IterArg) and not isinstance(full.get(v), Var):
             full[v] = Var(v.name, retype(v.type), v.span)
     return Renamer(full).stmt(s)

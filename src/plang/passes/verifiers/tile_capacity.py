@@ -10,12 +10,13 @@ from ...ir.function import Program
 from ...ir.types import TileType, describe_type
 from ...target import Device
 from ..analysis.var_uses import stmt_defs, walk_stmts
+from ..context import target_device
 from ..diagnostics import PassError
 from ..framework import define_verifier
 
 
 def check_tile_capacity(program: Program, device: Device | None = None) -> None:
-    device = device or Device()
+    device = device or target_device()
     for fn in program.functions.values():
         if not fn.func_type.is_core:
             continue

@@ -13,7 +13,7 @@ PACKAGE = SRC / "plang"
 #: top-level part of plang -> its layer; a module may import its own layer or lower ones
 LAYERS = {
     "dtypes": 0, "native_build": 0, "version": 0, "pyast": 0,
-    "ir": 1, "errors": 1, "backend": 1,
+    "ir": 1, "errors": 1, "backend": 1, "pypto_core": 1,
     "target": 2,
     "passes": 3, "language": 3,
     "codegen": 4,

@@ -46,6 +46,19 @@ class DataType:
         """Bytes per element (the reference's spelling of `itemsize`)."""
         return self.itemsize
 
+    def accepts_storage(self, got: DataType) -> bool:
+        """Whether a host tensor of element type `got` can be passed where `self` is declared:
+        the same type, or the same bits under the name the host library has for them (torch
+        has no INDEX, so INDEX takes INT64; its unsigned 16/32/64-bit types are barely
+        supported, so UINT16/32/64 take the signed type of their width, as the reference's
+        harness passes them)."""
+        if got is self:
+            return True
+        if self.kind == "index" and self.signed:
+            return got.name == "INT64"
+        return (self.kind == "int" and not self.signed and self.bits >= 16 and got.kind == "int"
+                and got.signed and got.bits == self.bits)
+
     @classmethod
     def from_name(cls, name: str) -> DataType:
         try:

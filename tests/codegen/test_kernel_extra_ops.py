@@ -306,6 +306,7 @@ NOT_LOWERED = {
     "tile.aiv_shard": "ExpandMixedKernel rewrites the named split crossing into tpush / tpop",
     "tile.aic_gather": "ExpandMixedKernel rewrites the named split crossing into tpush / tpop",
     "tile.reinterpret_view": "a bit reinterpretation of the tile buffer; the torch reference computes it",
+    "tile.fillpad_expand": "a padded copy into a larger tile; the torch reference computes it",
 }
 
 

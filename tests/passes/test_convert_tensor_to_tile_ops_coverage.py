@@ -83,6 +83,10 @@ CASES = {
     "tensor.recip": ("r = pl.tensor.recip(x)", "tile.recip"),
     "tensor.relu": ("r = pl.tensor.relu(x)", "tile.relu"),
     "tensor.reshape": ("r = pl.tensor.reshape(x, [8, 32])", "tile.reshape"),
+    "tensor.view": ("r = pl.tensor.view(x, [8, 32])", "tile.reshape"),
+    "tensor.set_validshape": ("r = pl.tensor.set_validshape(x, 8, 16)", "tile.set_validshape"),
+    "tensor.fillpad": ("r = pl.tensor.fillpad(pl.tensor.set_validshape(x, 8, 16), 0)", "tile.fillpad"),
+    "tensor.fillpad_expand": ("r = pl.tensor.fillpad_expand(x, [32, 16])", "tile.fillpad_expand"),
     "tensor.row_argmax": ("r = pl.tensor.row_argmax(x)", "tile.row_argmax"),
     "tensor.row_argmin": ("r = pl.tensor.row_argmin(x)", "tile.row_argmin"),
     "tensor.row_expand": ("r = pl.tensor.row_expand(x, c)", "tile.row_expand"),
@@ -126,7 +130,8 @@ def test_every_registered_tensor_op_is_in_the_table():
 
 
 def test_only_kept_ops_lack_a_tile_counterpart():
-    missing = [n for n in TENSOR_OPS if "tile." + REGISTRY[n].short_name not in REGISTRY]
+    renamed = {"tensor.view"}  # a row-major view becomes tile.reshape
+    missing = [n for n in TENSOR_OPS if "tile." + REGISTRY[n].short_name not in REGISTRY and n not in renamed]
     assert missing == [n for n in KEPT if "tile." + n.split(".", 1)[1] not in REGISTRY]
 
 

@@ -128,6 +128,73 @@ def test_accumulator_store_stays_in_acc_and_explicit_spaces_are_kept():
     """)
 
 
+BIG = "pl.Tensor[[64, 128], pl.FP32]"
+
+
+def test_assemble_into_a_mat_target_drains_the_accumulator_in_place():
+    # the reference's Acc->Mat insert: no move of the Acc source, the result stays in Mat
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {BIG}, a: {B}, b: {B}, out: pl.Out[{BIG}]) -> {BIG}:
+                xt = pl.tile.load(x, [0, 0], [64, 128], target_memory=pl.MemorySpace.Mat)
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                c = pl.tile.matmul(at, bt)
+                r = pl.tile.assemble(xt, c, [0, 64])
+                rv = pl.tile.move(r, target_memory=pl.MemorySpace.Vec)
+                o = pl.tile.store(rv, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {BIG}, a: {B}, b: {B}, out: pl.Out[{BIG}]) -> {BIG}:
+                xt: pl.Tile[[64, 128], pl.FP32, pl.Mem.Mat] = pl.tile.load(x, [0, 0], [64, 128], {MMEM})
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                c: {ACC} = pl.tile.matmul(al, br)
+                r: pl.Tile[[64, 128], pl.FP32, pl.Mem.Mat] = pl.tile.assemble(xt, c, [0, 64])
+                rv: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.move(r, {VMEM})
+                o = pl.tile.store(rv, [0, 0], out)
+                return o
+    """, ("TileMemoryInferred", "TypeCheck"))
+
+
+def test_assemble_into_a_vec_target_moves_an_accumulator_source_to_vec():
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{BIG}]) -> {BIG}:
+                s = pl.tile.create([64, 128], dtype=pl.FP32)
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                c = pl.tile.matmul(at, bt)
+                r = pl.tile.assemble(s, c, [0, 64])
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{BIG}]) -> {BIG}:
+                s: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.create([64, 128], dtype=pl.FP32, {VMEM})
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                c: {ACC} = pl.tile.matmul(al, br)
+                cv: {VEC} = pl.tile.move(c, {VMEM})
+                r: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(s, cv, [0, 64])
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """, ("TileMemoryInferred", "TypeCheck"))
+
+
 def test_vector_state_carried_in_a_loop_with_dynamic_offsets_and_orchestration_untouched():
     check_pass("infer_tile_memory_space", """
         N = pl.dynamic("N")

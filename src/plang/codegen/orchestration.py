@@ -36,6 +36,7 @@ from ..ir import stmt as S
 from ..ir.enums import FunctionType, ParamDirection, ScopeKind, ScopeMode
 from ..ir.function import Function, Program
 from ..ir.types import ArrayType
+from ..passes.analysis.var_uses import calls_in
 
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%", "Pow": "**",
            "Eq": "==", "Ne": "!=", "Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "And": "and", "Or": "or"}
@@ -294,6 +295,9 @@ class _FunctionWriter:
         if name == "array.update_element":  # functional: a new array value
             arr, index, value = (self.expr(a, env) for a in args)
             return f"_array_set({arr}, {index}, {value})"
+        if name == "tensor.slice":  # a view (the valid shape is kernel-side metadata only)
+            drop = tuple(int(d) for d in call.kwargs.get("drop_dims") or ())
+            return f"rt.view({', '.join(self.expr(a, env) for a in args[:3])}, {drop!r})"
         if name == "tensor.dim":
             return f"{self.expr(args[0], env)}.shape[{int(call.kwargs['axis'])}]"
         if name == "system.task_invalid":
@@ -398,11 +402,12 @@ class _FunctionWriter:
         return f"lambda {''.join(f'{n}={n}, ' for n in free).rstrip(', ')}: {self.expr(pred, env)}"
 
     def directions(self, call: E.Call, callee: Function) -> str:
-        dirs = call.kwargs.get("arg_directions")
-        dirs = list(dirs) if dirs else list(callee.param_directions)
-        dirs = [d if isinstance(d, ParamDirection) else ParamDirection[str(d)] for d in dirs]
-        for i in call.kwargs.get("no_dep_args") or ():
-            dirs[int(i)] = ParamDirection.NoDep
+        dirs = _direction_list(call, callee)
+        if callee.func_type is FunctionType.Spmd:  # the kernel's own arguments, as the wrapper passes them
+            inner = _calls(callee.body)[0]
+            outer = dict(zip(callee.params, dirs))
+            inner_dirs = _direction_list(inner, self.module.program.get(inner.op.name))
+            dirs = [outer.get(a, d) if isinstance(a, E.Var) else d for a, d in zip(inner.args, inner_dirs)]
         return "(" + "".join(f"{d.name}, " for d in dirs) + ")"
 
     def single_call(self, fn: Function) -> tuple[Function, tuple]:
@@ -416,7 +421,9 @@ class _FunctionWriter:
         """`(role, kernel, args)` source of each member kernel; a Group inside a Group (a
         cluster around a mixed kernel) contributes its own members."""
         members: list[str] = []
-        for call in _calls(group.body):
+        calls = _calls(group.body)
+        with_cube = any(self.module.program.get(c.op.name).func_type is FunctionType.AIC for c in calls)
+        for call in calls:
             kernel = self.module.program.get(call.op.name)
             if kernel.func_type is FunctionType.Group:
                 inner_env = {p: self.expr(a, env) for p, a in zip(kernel.params, call.args)}
@@ -425,7 +432,8 @@ class _FunctionWriter:
             if kernel.func_type not in _KERNEL_TYPES:
                 raise self.fail(call, f"Group {group.name!r} calls {kernel.func_type.value} function "
                                 f"{kernel.name!r}; only AIC / AIV / InCore kernels can be members")
-            role = "AIV" if kernel.func_type is FunctionType.AIV else "AIC"
+            role = "AIC" if kernel.func_type is not FunctionType.AIV else \
+                "AIV" if with_cube or _uses_lanes(kernel) else "AIV0"
             member_args = "(" + "".join(f"{self.expr(a, env)}, " for a in call.args) + ")"
             members.append(f"({role!r}, {kernel.name!r}, {member_args})")
         return members
@@ -453,6 +461,25 @@ class _FunctionWriter:
         if not values:
             return "None"
         return values[0] if len(values) == 1 else "(" + ", ".join(values) + ")"
+
+
+def _direction_list(call: E.Call, callee: Function) -> list[ParamDirection]:
+    """Each argument's direction: the call's recorded ``arg_directions``, else the callee's
+    parameter directions; ``no_dep_args`` positions are NoDep."""
+    dirs = call.kwargs.get("arg_directions")
+    dirs = list(dirs) if dirs else list(callee.param_directions)
+    dirs = [d if isinstance(d, ParamDirection) else ParamDirection[str(d)] for d in dirs]
+    for i in call.kwargs.get("no_dep_args") or ():
+        dirs[int(i)] = ParamDirection.NoDep
+    return dirs
+
+
+def _uses_lanes(kernel: Function) -> bool:
+    """Whether the AIV member of a Group without a cube member runs once per AIV lane: only
+    when it reads its lane. A plain vector kernel the author put in a `pl.cluster()` runs on
+    one lane, as in the reference, so an in-place update is not applied twice."""
+    return any(c.op.name == "tile.get_subblock_idx" for c in calls_in(kernel.body)
+               if not isinstance(c.op, E.GlobalVar))
 
 
 def _calls(body: S.Stmt) -> list[E.Call]:
@@ -485,6 +512,7 @@ def _written_params(program: Program, body: S.Stmt) -> dict:
     returns its output tensor), of calls of program functions (a Group's AIV member returns
     the output it was handed), plain copies, and loop / branch results carrying one."""
     origin: dict = {}
+    parts: dict = {}  # a tuple-valued call result -> the parameter behind each item
 
     def root(v):
         return origin.get(v, v)
@@ -497,11 +525,16 @@ def _written_params(program: Program, body: S.Stmt) -> dict:
                     origin[s.var] = root(value)
                 elif isinstance(value, E.Call) and isinstance(value.op, E.GlobalVar):
                     callee = program.get(value.op.name)
-                    returned = _returned_params(program, callee)
-                    if len(returned) == 1 and returned[0] in callee.params:
-                        target = value.args[callee.params.index(returned[0])]
-                        if isinstance(target, E.Var):
-                            origin[s.var] = root(target)
+                    targets = [value.args[callee.params.index(r)] if r in callee.params else None
+                               for r in _returned_params(program, callee)]
+                    if len(targets) == 1 and isinstance(targets[0], E.Var):
+                        origin[s.var] = root(targets[0])
+                    elif len(targets) > 1:  # a tuple: its items are traced by `TupleGetItem`
+                        parts[s.var] = [root(t) if isinstance(t, E.Var) else None for t in targets]
+                elif isinstance(value, E.TupleGetItem) and value.tuple in parts:
+                    item = parts[value.tuple][value.index]
+                    if item is not None:
+                        origin[s.var] = item
                 elif isinstance(value, E.Call) and value.op.facts.writes:
                     written = value.op.facts.writes[0]
                     names = [p.name for p in value.op.params]
@@ -520,11 +553,22 @@ def _written_params(program: Program, body: S.Stmt) -> dict:
                 walk(s.then_body)
                 if s.else_body is not None:
                     walk(s.else_body)
+                    branches = (_yielded(s.then_body), _yielded(s.else_body))
+                    for i, rv in enumerate(s.return_vars):  # both branches yield one buffer
+                        roots = {root(b[i]) if i < len(b) and isinstance(b[i], E.Var) else None
+                                 for b in branches}
+                        if len(roots) == 1 and None not in roots:
+                            origin[rv] = roots.pop()
             elif isinstance(s, (S.Scope, S.SplitAivScope)):
                 walk(s.body)
 
     walk(body)
     return origin
+
+
+def _yielded(body: S.Stmt) -> tuple:
+    flat = S.flatten(body)
+    return flat[-1].values if flat and isinstance(flat[-1], S.Yield) else ()
 
 
 def _returned(body: S.Stmt) -> tuple:

@@ -307,6 +307,13 @@ def fillpad(x: torch.Tensor, valid, pad: str = "zero") -> torch.Tensor:
     return out
 
 
+def fillpad_expand(x: torch.Tensor, valid, shape, pad: str = "zero") -> torch.Tensor:
+    out = torch.full(list(shape), pad_fill(x.dtype, pad), dtype=x.dtype)
+    w = _window([0] * len(valid), valid)
+    out[w] = x[w]
+    return out
+
+
 def slice_(x: torch.Tensor, shape, offset, valid=None, drop_dims=(), pad: str | None = None,
            clamp: bool = False) -> torch.Tensor:
     ext = [min(s, n - o) for s, n, o in zip(shape, x.shape, offset)] if clamp else list(shape)

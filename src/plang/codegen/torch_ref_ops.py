@@ -169,6 +169,15 @@ def _register() -> None:
     TABLE["tile.gemv_bias"] = TABLE["tile.matmul_bias"]
 
     both("reshape", lambda a: f"{a['input']}.reshape({a['shape']})")
+
+    def view(a: OpArgs) -> str:  # a layout flip reads the trailing pair transposed
+        x = a["tensor"]
+        if a.call.type.layout is not a.call.args[0].type.layout:
+            x = f"{x}.transpose(-2, -1)"
+        return f"{x}.reshape({a.render_dims(a.call.type.shape)})"
+
+    TABLE["tensor.view"] = view
+    TABLE["tensor.set_validshape"] = lambda a: a["tensor"]
     both("transpose", lambda a: f"{a['input']}.transpose({a.raw('axis1')}, {a.raw('axis2')})")
 
     def slice_(a: OpArgs) -> str:
@@ -182,6 +191,17 @@ def _register() -> None:
     both("concat", lambda a: f"torch.cat([{a['src0']}, {a['src1']}], dim=-1)")
     TABLE["tile.fillpad"] = lambda a: (f"rt.fillpad({a['value']}, {a.valid('value')}, "
                                        f"{_pad(a.raw('pad_value'))})")
+
+    def tensor_valid(a: OpArgs) -> str:  # a tensor's valid region is its view's
+        t = a.values["value"].type
+        if isinstance(t, TileType) or t.view is None or t.view.valid_shape is None:
+            return a.valid("value")
+        return a.render_dims(t.view.valid_shape)
+
+    TABLE["tensor.fillpad"] = lambda a: (f"rt.fillpad({a['value']}, {tensor_valid(a)}, "
+                                         f"{_pad(a.raw('pad_value'))})")
+    both("fillpad_expand", lambda a: (f"rt.fillpad_expand({a['value']}, {tensor_valid(a)}, {a['shape']}, "
+                                      f"{_pad(a.raw('pad_value'))})"))
 
     def create(a: OpArgs) -> str:
         return f"torch.zeros({a['shape']}, dtype={a.dtype})"

@@ -105,10 +105,13 @@ class BinaryExpr(Expr):
 
 
 def _result_dtype(lhs: Expr, rhs: Expr) -> DataType:
+    """Arithmetic on two scalars: a float operand wins over an integer one; between two
+    floats or two sized integers the wider dtype wins (INT32 + INT64 -> INT64); otherwise (a
+    tie, an INDEX operand) the left one."""
     dl, dr = _scalar_dtype(lhs), _scalar_dtype(rhs)
-    if dl.is_float or dr.is_float:
+    if dl.is_float != dr.is_float:
         return dl if dl.is_float else dr
-    return dl
+    return dr if dr.bits > dl.bits and dl.kind == dr.kind else dl
 
 
 def _scalar_dtype(e: Expr) -> DataType:

@@ -336,9 +336,12 @@ class _Printer(TypePrinter):
         else:
             callee = op.spelling
             self.uses_pld = self.uses_pld or callee.startswith("pld.")
-            if op.short_name in _REGION_MODE_OPS and self.split_modes \
-                    and kwargs.get("mode", SplitMode.NONE) is self.split_modes[-1]:
-                kwargs.pop("mode", None)  # inherited from the region, as the DSL writes it
+            if op.short_name in _REGION_MODE_OPS:
+                mode = kwargs.pop("mode", SplitMode.NONE)
+                if not self.split_modes:  # the outlined form of a lowered kernel
+                    kwargs = {"split": mode.value, **kwargs}
+                elif mode is not self.split_modes[-1]:
+                    kwargs["mode"] = mode  # (rejected on parse) else inherited from the region
             args = self._op_args(op, args, kwargs)
         args += [f"{k}={self.value(v)}" for k, v in kwargs.items()]
         return f"{callee}({', '.join(args)})", _ATOM

@@ -111,7 +111,7 @@ def _tensor(fname: str, spec: ParamSpec, bound_dims: dict[int, Any], value: Any,
     if meta is None:
         raise TypeError(f"{fname}(): parameter {spec.name!r} expects {expected}, got {type(value).__name__}")
     shape, dtype = meta
-    if spec.dtype is not None and dtype is not spec.dtype:
+    if spec.dtype is not None and not spec.dtype.accepts_storage(dtype):
         raise TypeError(f"{fname}(): parameter {spec.name!r} expects dtype {spec.dtype.name}, "
                         f"got {dtype.name} (tensor of shape {list(shape)})")
     if spec.dims is not None and len(spec.dims) != len(shape):
@@ -130,4 +130,4 @@ def _tensor(fname: str, spec: ParamSpec, bound_dims: dict[int, Any], value: Any,
         elif ann is not None and int(ann) != extent:
             raise TypeError(f"{fname}(): parameter {spec.name!r} expects shape {describe_dims(spec.dims)}, "
                             f"got {list(shape)} (axis {axis}: {extent} != {ann})")
-    return TensorShape(tuple(dims), dtype)
+    return TensorShape(tuple(dims), spec.dtype if spec.dtype is not None else dtype)

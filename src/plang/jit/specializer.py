@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .. import pyast
 from ..ir.enums import ParamDirection
 from .binding import Binding, TensorShape
+from .output_rebinding import check_output_rebinding
 from .signature import RUNTIME, ParamSpec
 from .source import FunctionSource, python_literal
 
@@ -57,6 +58,7 @@ def collect_functions(entry: JITFunction) -> list[JITFunction]:
 
 
 def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
+    check_output_rebinding(entry.source)
     functions = collect_functions(entry)
     annotations: dict[str, dict[str, str]] = {entry.name: _entry_annotations(entry.source, binding)}
     for fn in functions[1:]:

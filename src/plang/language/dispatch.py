@@ -93,8 +93,10 @@ def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue:
         if p.kind == "attr":
             args[i] = _normalize_attr(args[i])
     kwargs = {k: (_normalize_attr(v) if _is_attr(op, k) else v) for k, v in kwargs.items()}
+    if isinstance(kwargs.get("attrs"), dict) and not _is_attr(op, "attrs"):  # call metadata
+        kwargs["attrs"] = {k: _normalize_attr(v) for k, v in kwargs["attrs"].items()}
     if name in SPLIT_CROSSINGS:
-        kwargs = _with_region_mode(state, op.short_name, kwargs)
+        kwargs = _with_region_mode(state, op.short_name, kwargs, op.namespace)
     if op.short_name in ("gather", "scatter"):
         args, kwargs = _indexing_args(op.short_name, args, kwargs)
     try:
@@ -108,9 +110,24 @@ SPLIT_CROSSINGS = frozenset({"tile.aiv_shard", "tile.aic_gather", "tensor.aiv_sh
 """Ops whose split mode is inherited from the enclosing `pl.split_aiv` region."""
 
 
-def _with_region_mode(state: ParseState, short: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _with_region_mode(state: ParseState, short: str, kwargs: dict[str, Any],
+                      namespace: str = "tile") -> dict[str, Any]:
     """`pl.aiv_shard(x)` / `pl.aic_gather(x)`: the enclosing region's mode as the `mode` attr
-    (an explicit `mode=` is accepted only when it repeats the region's)."""
+    (an explicit `mode=` is accepted only when it repeats the region's). Outside every region
+    the outlined form of a lowered kernel, `pl.tile.aiv_shard(t, split=1)`, carries the mode as
+    its integer code."""
+    if "split" in kwargs:
+        if namespace != "tile":
+            raise ParserSyntaxError(
+                f"pl.{short}(..., split=N) is the outlined form of a lowered kernel and takes a tile",
+                hint="wrap tensor code in a `for lane in pl.split_aiv(2, mode=...)` region instead",
+            )
+        return _outlined_crossing(state, short, kwargs)
+    if "lane_stride" in kwargs:
+        raise ParserSyntaxError(
+            f"pl.{short} takes lane_stride= only in the outlined form pl.tile.{short}(t, split=N, ...)",
+            hint="inside a pl.split_aiv region the partition follows the region's per-lane offsets",
+        )
     if state.split_mode is None:
         raise ParserSyntaxError(
             f"pl.{short} is only valid inside a `for lane in pl.split_aiv(2, mode=...)` region: it names "
@@ -126,6 +143,26 @@ def _with_region_mode(state: ParseState, short: str, kwargs: dict[str, Any]) -> 
             hint=f"write pl.{short}(x) and let the region decide the mode",
         )
     return {**kwargs, "mode": state.split_mode}
+
+
+def _outlined_crossing(state: ParseState, short: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`pl.tile.aiv_shard(t, split=1[, lane_stride=n])` outside every split_aiv region."""
+    if state.split_mode is not None:
+        raise ParserSyntaxError(
+            f"pl.{short} takes no split= inside a pl.split_aiv region: the region decides the mode",
+            hint=f"write pl.{short}(x)",
+        )
+    if "mode" in kwargs:
+        raise ParserSyntaxError(f"pl.{short}: pass either split= (outlined form) or mode=, not both")
+    kwargs = dict(kwargs)
+    split = kwargs.pop("split")
+    if isinstance(split, bool) or not isinstance(split, int) or split not in (0, 1, 2):
+        raise ParserTypeError(f"pl.{short}(..., split=N) takes the integer code of a pl.SplitMode "
+                              f"(0 none, 1 up/down, 2 left/right), got {split!r}")
+    if short == "aic_gather" and "lane_stride" in kwargs:
+        raise ParserSyntaxError("pl.aic_gather takes no lane_stride=: only the cube -> vector shard "
+                                "is rebalanced onto a ragged boundary")
+    return {**kwargs, "mode": SplitMode(split)}
 
 
 _HARDWARE_FORMS = {"mask_pattern": "mask", "output_dtype": "mask", "dst": "mask", "kvalue": "compare",

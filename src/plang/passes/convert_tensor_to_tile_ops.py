@@ -16,9 +16,11 @@
   kernel writes straight into it), else allocates the output (`tensor.create`).
 
 A straight-line row-wise kernel whose tiles would exceed the on-chip buffers becomes a loop
-over row blocks first (`analysis/row_blocking.py`). Otherwise a tile larger than the
-buffer it lives in (Vec, or Mat for matmul operands) is an error naming the value, its byte
-size and the capacity: slice the tensor in a loop.
+over row blocks first (`analysis/row_blocking.py`); failing that, a matmul too large for
+the cube's Left / Right / Acc buffers becomes loops over output blocks and K chunks
+(`analysis/matmul_tiling.py`). Otherwise a tile larger than the buffer it lives in (Vec,
+or Mat for matmul operands) is an error naming the value, its byte size and the capacity:
+slice the tensor in a loop.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from ..ir.stmt import (
 )
 from ..ir.types import ShapedType, TensorType, TileType, describe_type, dim_value
 from ..target import Device
+from .analysis.matmul_tiling import tile_matmuls
 from .analysis.memory_effects import alias_roots, op_operands
 from .analysis.row_blocking import block_rows
 from .analysis.var_rewrite import VarRewriter
@@ -60,6 +63,16 @@ from .properties import register_property
 
 # tensor ops kept as they are inside kernels (metadata / DDR element access)
 KEEP = {"tensor.dim"}
+
+
+def _tile_form(call: Call) -> str:
+    """The tile op a tensor op becomes in a kernel: its namesake, except that a row-major
+    `tensor.view` is a reshape of the tile (a layout-changing view has no tile form)."""
+    if call.op.name == "tensor.view" and call.type.layout is call.args[0].type.layout:
+        return "tile.reshape"
+    return "tile." + call.op.short_name
+
+
 # matmul transpose flag -> the operand it transposes
 TRANSPOSE_FLAGS = {"a_trans": "lhs", "b_trans": "rhs"}
 
@@ -164,7 +177,7 @@ class _Converter(VarRewriter):
             for flag, param in TRANSPOSE_FLAGS.items():
                 if attrs.pop(flag, False):
                     operands[param] = self.transposed(operands[param], span)
-        result = self.tile_op("tile." + op.short_name, operands, attrs, span)
+        result = self.tile_op(_tile_form(call), operands, attrs, span)
         if isinstance(result.type, TileType):
             self.check_capacity(name, result.type, None, span)
         return result
@@ -287,8 +300,7 @@ class _Converter(VarRewriter):
 
 def convert_function(fn: Function, device: Device) -> Function:
     rows = _oversized_rows(fn, device)
-    if rows is not None:
-        fn = block_rows(fn, device, rows) or fn
+    fn = (block_rows(fn, device, rows) if rows is not None else None) or tile_matmuls(fn, device) or fn
     conv = _Converter(fn, device)
     body = conv.stmt(seq([fn.body]) if not isinstance(fn.body, SeqStmts) else fn.body)
     body = seq([*conv.hoisted, *flatten(body)], fn.body.span)

@@ -6,11 +6,11 @@ from .device_tensor import DeviceTensor
 from .graph import GraphRecording, GraphReplayError
 from .orchestrator import Orchestrator
 from .pipes import PipeError, PipeSet
-from .runner import ScalarSpec, TensorSpec, run
+from .runner import RunResult, ScalarSpec, TensorSpec, run
 from .scheduler import GroupMember, Scheduler, Task, TaskError, TaskGroupError
 from .worker import ChipWorker, ProgramHandle
 
 __all__ = ["ChipWorker", "CompiledProgram", "DeviceTensor", "GraphRecording", "GraphReplayError",
            "GroupMember", "Orchestrator", "ParamSpec", "PipeError", "PipeSet", "ProgramHandle",
-           "RunConfig", "ScalarSpec", "Scheduler", "Task", "TaskError", "TaskGroupError", "TensorSpec",
-           "run"]
+           "RunConfig", "RunResult", "ScalarSpec", "Scheduler", "Task", "TaskError", "TaskGroupError",
+           "TensorSpec", "run"]

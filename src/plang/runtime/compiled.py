@@ -141,7 +141,7 @@ def _check_tensor(program: str, spec: ParamSpec, value: Any, dims: dict[str, int
     if value.device.type != "cpu":
         raise TypeError(f"{program}: parameter {spec.name!r} must be a CPU tensor, got device {value.device}")
     got = DataType.from_torch(value.dtype)
-    if got != spec.dtype:
+    if not spec.dtype.accepts_storage(got):
         raise TypeError(f"{program}: parameter {spec.name!r} expects dtype {spec.dtype}, got {got}")
     shape = tuple(value.shape)
     if len(shape) != len(spec.shape):

@@ -8,7 +8,7 @@ validates, and otherwise without effect).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..backend import BackendType
@@ -35,7 +35,7 @@ def _ignored(default: Any = None) -> Any:
     return field(default=default, compare=False)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, unsafe_hash=True)
 class RunConfig:
     """Options for compiling and running a program.
 
@@ -71,7 +71,9 @@ class RunConfig:
     disk_cache: let `@pl.jit` persist compiled programs on disk and reuse them across processes
     (also off when the environment sets ``PLANG_DISK_CACHE=0``).
     The fields in `REFERENCE_ONLY` are accepted without effect. Unknown keywords raise
-    `TypeError` naming the keyword.
+    `TypeError` naming the keyword. As in the reference, fields can be assigned after
+    construction (harnesses set ``config.rtol`` / ``config.atol`` per test); the value is
+    not re-validated, and a compile or worker picks up the fields as they are when it starts.
     """
 
     platform: str = "cpu"
@@ -169,6 +171,10 @@ class RunConfig:
         if coerce_dump_level(self.dump_passes) is PassDumpLevel.NONE:
             return None
         return os.path.join(artefacts, "passes_dump")
+
+    def snapshot(self) -> tuple:
+        """The compared fields' current values (a key that later assignments do not change)."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.compare)
 
     def compile_key(self) -> tuple:
         """The fields that change the compiled artefact (for compile-cache keys)."""

@@ -72,7 +72,8 @@ class Orchestrator:
                      sync_start: bool = False, slots: int = DEFAULT_SLOTS,
                      dumps: Sequence[int] = ()) -> Task:
         """Launch Group `name`: ``members`` are (role, kernel, args) with role ``"AIC"`` (one
-        core) or ``"AIV"`` (one instance per AIV lane of the core group); its pipes are
+        core), ``"AIV"`` (one instance per AIV lane of the core group) or ``"AIV0"`` (a
+        lane-unaware vector kernel, on lane 0 only); its pipes are
         `slots` deep (``pl.cross_core_slot``)."""
         launch: list[GroupMember] = []
         for role, kernel, member_args in members:
@@ -111,6 +112,19 @@ class Orchestrator:
         if graph is not None:
             graph.created_tensor(tensor)
         return tensor
+
+    def view(self, tensor: Any, shape: Sequence[int], offset: Sequence[int],
+             drop_dims: Sequence[int] = ()) -> torch.Tensor:
+        """An orchestration-level ``tensor.slice``: the window [offset, offset + shape) of
+        `tensor` as a view sharing its storage, clamped to the tensor's extent; `drop_dims`
+        are unit axes removed from the view."""
+        t = as_torch(tensor)
+        window = tuple(slice(o, o + max(0, min(s, n - o))) for s, n, o in
+                       zip((int(d) for d in shape), t.shape, (int(o) for o in offset)))
+        v = t[window]
+        for d in sorted(drop_dims, reverse=True):
+            v = v.squeeze(d)
+        return v
 
     def read(self, tensor: Any, indices: Sequence[int]) -> Any:
         """Orchestration-time read of one element: waits for the tasks writing it."""

@@ -1,5 +1,6 @@
-"""`run`, `TensorSpec`, `ScalarSpec`: the reference's compile-and-run entry point and the
-tensor descriptions its harnesses build arguments from."""
+"""`run`, `TensorSpec`, `ScalarSpec`, `RunResult`: the reference's compile-and-run entry point,
+the tensor descriptions its harnesses build arguments from, and the outcome record they
+report."""
 
 from __future__ import annotations
 
@@ -10,6 +11,34 @@ import torch
 
 from ..ir.pipeline import compile_for
 from .config import RunConfig
+
+#: the reference's chip-swimlane levels (`RunConfig.enable_chip_swimlane`; plang records one
+#: trace at every level above 0)
+_SWIMLANE_MAX_LEVEL = 4
+_SWIMLANE_FULL_LEVEL = 4
+_SWIMLANE_CLI_HELP = (f"Chip swimlane collection level 0-{_SWIMLANE_MAX_LEVEL}; bare flag = "
+                      f"{_SWIMLANE_FULL_LEVEL}. plang records the same trace at every level above 0.")
+
+
+@dataclass
+class RunResult:
+    """The outcome of one harness run: whether it `passed` (ran and matched within the
+    tolerances), the test's name, an error message when it did not, the wall time in seconds
+    and an optional profile."""
+
+    __test__ = False  # not a pytest test class
+
+    passed: bool
+    test_name: str | None = None
+    error: str | None = None
+    execution_time: float | None = None
+    profile: dict[str, Any] | None = None
+
+    def __str__(self) -> str:
+        head = ("PASS" if self.passed else "FAIL") + (f": {self.test_name}" if self.test_name else "")
+        if not self.passed and self.error:
+            head += f" - {self.error}"
+        return head + (f" ({self.execution_time:.2f}s)" if self.execution_time else "")
 
 
 def run(program: Any, *tensors: Any, config: RunConfig | None = None) -> Any:

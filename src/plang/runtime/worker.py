@@ -8,6 +8,7 @@ context manager it is the *current* worker, so ``compiled(*args)`` runs on it.
 from __future__ import annotations
 
 import atexit
+import copy
 import ctypes
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
@@ -41,7 +42,7 @@ class ProgramHandle:
 
 class ChipWorker:
     _stack: list[ChipWorker] = []
-    _defaults: dict[RunConfig, ChipWorker] = {}
+    _defaults: dict[tuple, ChipWorker] = {}  # RunConfig.snapshot() -> its default worker
     _defaults_lock = threading.Lock()
     _plain_default: ChipWorker | None = None  # the default worker of `compiled(*args)` without config
 
@@ -249,9 +250,10 @@ class ChipWorker:
             worker = cls._plain_default = cls.for_call(RunConfig())
             return worker
         with cls._defaults_lock:
-            worker = cls._defaults.get(config)
+            key = config.snapshot()
+            worker = cls._defaults.get(key)
             if worker is None or worker.closed:
-                worker = cls._defaults[config] = ChipWorker(config)
+                worker = cls._defaults[key] = ChipWorker(copy.copy(config))
         return worker
 
 

@@ -10,9 +10,11 @@ from . import (  # noqa: F401  (registration)
     layout,
     matmul,
     memory,
+    padding,
     pipe,
     reduce,
     system_ops,
+    tensor_views,
     views,
 )
 from .registry import (

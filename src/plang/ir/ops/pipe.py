@@ -48,6 +48,8 @@ def _crossing(gather: bool):
     def deduce(b: Bound) -> Type:
         t = b.x.type
         require_rank(b, "x", t, 2)
+        if b.get("lane_stride") is not None:
+            require_int_attr(b, "lane_stride", 1)
         mode = b.mode
         if not isinstance(mode, SplitMode):
             raise b.bad_value(f"mode must be a pl.SplitMode (filled in from the enclosing split_aiv "
@@ -92,7 +94,8 @@ def _register_all() -> None:
                  doc=f"Release the pipe slot of a tile popped from the {side.upper()} back to its producer.")
     for ns in ("tensor", "tile"):
         mode = P("mode", "attr", SplitMode.NONE)
-        register(f"{ns}.aiv_shard", [P("x", ns), mode], _crossing(False), unit="pipe",
+        register(f"{ns}.aiv_shard", [P("x", ns), mode, P("lane_stride", "attr", None)], _crossing(False),
+                 unit="pipe",
                  doc="Bring a cube-produced value onto the AIV lanes (halved along the split axis).")
         register(f"{ns}.aic_gather", [P("x", ns), mode], _crossing(True), unit="pipe",
                  doc="Hand a vector-produced value to the cube (lane halves rejoined).")

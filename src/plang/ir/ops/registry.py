@@ -264,7 +264,9 @@ def make_call(name: str | Op, args: Sequence[Any] = (), kwargs: Mapping[str, Any
               span: Span | None = None) -> Call:
     """Bind, coerce and type-check a call of a registered op."""
     op = name if isinstance(name, Op) else get_op(name)
-    values = _bind(op, args, kwargs or {})
+    kwargs = dict(kwargs or {})
+    meta = kwargs.pop(CALL_ATTRS, None) if not any(p.name == CALL_ATTRS for p in op.params) else None
+    values = _bind(op, args, kwargs)
     call_args: list[Expr] = []
     call_kwargs: dict[str, Any] = {}
     for p in op.params:
@@ -279,7 +281,20 @@ def make_call(name: str | Op, args: Sequence[Any] = (), kwargs: Mapping[str, Any
             call_kwargs[p.name] = v
     full = {p.name: values.get(p.name, None if p.default is REQUIRED else p.default) for p in op.params}
     result_type = op.deduce(Bound(op, full))
+    if meta:
+        call_kwargs[CALL_ATTRS] = _call_attrs(op, meta)
     return Call(op, call_args, call_kwargs, result_type, span)
+
+
+CALL_ATTRS = "attrs"
+"""Keyword of every op call for compiler metadata (`attrs={"pipeline_membership": "0:1"}`): kept
+on the call as given, printed back, never read by type deduction."""
+
+
+def _call_attrs(op: Op, meta: Any) -> dict[str, Any]:
+    if not isinstance(meta, Mapping) or not all(isinstance(k, str) for k in meta):
+        raise OpTypeError(f"{op.name}: attrs= takes a dict with string keys, got {meta!r}")
+    return dict(meta)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -390,4 +405,5 @@ def _kind_of(v: Any) -> str:
 
 
 __all__ = ["BOOL", "REGISTRY", "Op", "OpFacts", "OpTypeError", "OpValueError", "Param", "ParamKind",
-           "Pattern", "Unit", "Bound", "register", "get_op", "make_call", "as_expr", "coerce", "ops_where"]
+           "Pattern", "Unit", "Bound",
+           "CALL_ATTRS", "register", "get_op", "make_call", "as_expr", "coerce", "ops_where"]

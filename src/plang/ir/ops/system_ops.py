@@ -6,7 +6,9 @@ the ops that only order hardware pipes or caches (`sync_src`, `bar_*`, `fence`,
 
 from __future__ import annotations
 
-from ...dtypes import INDEX, INT64, TASK_ID
+import math
+
+from ...dtypes import INDEX, INT32, INT64, TASK_ID
 from ..enums import KernelType, PipeType, SyncAllMode
 from ..types import ArrayType, ScalarType, Type
 from .common import VOID, P, fmt_type, require_int_attr, static_ints
@@ -34,8 +36,24 @@ def _sync(b: Bound) -> Type:
 
 
 def _syncall(b: Bound) -> Type:
-    if not isinstance(b.mode, SyncAllMode):
-        raise b.bad_value(f"mode must be a pl.SyncAllMode, got {b.mode!r}")
+    mode = b.mode
+    if isinstance(mode, str) and mode in ("hard", "soft"):
+        mode = SyncAllMode(mode)
+    if not isinstance(mode, SyncAllMode):
+        raise b.bad_value(f"mode must be 'hard', 'soft' or a pl.SyncAllMode, got {b.mode!r}")
+    if mode is SyncAllMode.SOFT:  # a GM-polling barrier: a shared INT32 counter line and a count
+        ws = b.gm_workspace
+        if ws is None or b.used_cores is None:
+            raise b.fail("mode='soft' needs gm_workspace= (a shared INT32 tensor of >= 16 elements) "
+                         "and used_cores=")
+        n = static_ints(ws.type.shape)
+        if ws.type.dtype is not INT32 or (None not in n and math.prod(n) < 16):
+            raise b.fail(f"gm_workspace must be an INT32 tensor of at least 16 elements, got "
+                         f"{fmt_type(ws.type)}")
+        if not (isinstance(b.used_cores.type, ScalarType) and b.used_cores.type.dtype.is_int):
+            raise b.fail(f"used_cores must be an integer, got {fmt_type(b.used_cores.type)}")
+    elif b.gm_workspace is not None or b.used_cores is not None:
+        raise b.fail("gm_workspace= and used_cores= belong to mode='soft'")
     if not isinstance(b.core, KernelType):
         raise b.bad_value(f"core must be a pl.KernelType, got {b.core!r}")
     if b.core_type not in (None, "aiv_only", "aic_only", "mix"):
@@ -105,7 +123,8 @@ def _register_all() -> None:
     register("system.sync_wait", sync, _sync, unit="sync",
              doc="Block until cross-core event event_id has been signalled, then consume it.")
     register("system.syncall", [P("mode", "attr", SyncAllMode.HARD), P("core", "attr", KernelType.MIX),
-                                P("core_type", "attr", None)],
+                                P("core_type", "attr", None), P("gm_workspace", "tensor", None),
+                                P("used_cores", "scalar", None)],
              _syncall, unit="sync", doc="Barrier across every block of the current SPMD launch.")
     flag = [P("set_pipe", "attr"), P("wait_pipe", "attr"), P("event_id", "attr")]
     register("system.sync_src", flag, _flag, unit="sync",

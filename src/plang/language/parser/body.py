@@ -41,6 +41,7 @@ class Body:
         self.declared_returns: list[Type] | None = None
         self.seen_returns: list[Type] | None = None
         self.inline_stack: list[str] = []
+        self.external_callees: dict[str, tuple[Any, Any]] = {}  # name -> (module-level Function, call)
 
     def emit(self, stmt: Stmt) -> None:
         self.blocks[-1].append(stmt)

@@ -63,6 +63,11 @@ class ProgramSelf:
         self.program_name, self.signatures = program_name, signatures
 
 
+def _int_like(dtype: DataType) -> bool:
+    """Integer or BOOL: a call argument converts implicitly between these (0/1 flags)."""
+    return dtype.is_int or dtype.is_bool
+
+
 def _call_result_type(sig: Signature, args: list[Expr]) -> Type:
     """The callee's result type with its dynamic dims bound to the arguments' dims
     (`f(x: Tensor[[N, 64]]) -> Tensor[[N, 64]]` called on a [128, 64] tensor gives [128, 64])."""
@@ -105,7 +110,7 @@ class CallParser:
         if fn is constructs.submit or fn is constructs.spmd_submit:
             return self.submit(node, spmd=fn is constructs.spmd_submit)
         if isinstance(fn, FunctionRef) or isinstance(fn, Function):
-            sig = fn.sig if isinstance(fn, FunctionRef) else signature_of(fn)
+            sig = fn.sig if isinstance(fn, FunctionRef) else self.external(fn, node)
             args, no_dep = self.call_args(node)
             allowed = {"dump_vars", "arg_directions", "attrs", "device"}
             kwargs = self.call_kwargs(node, allowed, f"{sig.name}()")
@@ -175,6 +180,17 @@ class CallParser:
             out[kw.arg] = self.scope_attr_value(kw.arg, self.exprs.eval(kw.value), kw.value)
         return out
 
+    def external(self, fn: Function, node: ast.AST) -> Signature:
+        """The signature of a module-level `@pl.function` called by name, which joins the
+        calling program (a program defining a function of the same name, or two distinct
+        functions of one name, are ambiguous)."""
+        seen, _ = self.body.external_callees.setdefault(fn.name, (fn, node))
+        if seen is not fn:
+            raise self.source.error(
+                ParserSyntaxError, f"two different external functions are named {fn.name!r}", node
+            )
+        return signature_of(fn)
+
     def function_call(
         self,
         sig: Signature,
@@ -219,7 +235,7 @@ class CallParser:
         bad = type(at) is not type(pt) or (
             isinstance(pt, (ShapedType, ScalarType))
             and at.dtype is not pt.dtype
-            and not (isinstance(pt, ScalarType) and at.dtype.is_int and pt.dtype.is_int)
+            and not (isinstance(pt, ScalarType) and _int_like(at.dtype) and _int_like(pt.dtype))
         )
         if bad:
             raise self.source.error(
@@ -227,7 +243,7 @@ class CallParser:
                 f"argument {param.name!r} of {fname}() expects {describe_type(pt)}, got {describe_type(at)}",
                 node,
             )
-        if isinstance(pt, ScalarType) and at.dtype is not pt.dtype:  # implicit integer conversion
+        if isinstance(pt, ScalarType) and at.dtype is not pt.dtype:  # implicit integer/flag conversion
             return Cast(e, pt.dtype, e.span)
         return e
 
@@ -244,7 +260,7 @@ class CallParser:
                 f"{what}: the first argument must be a DSL function such as self.kernel",
                 node.args[0],
             )
-        sig = target.sig if isinstance(target, FunctionRef) else signature_of(target)
+        sig = target.sig if isinstance(target, FunctionRef) else self.external(target, node.args[0])
         args, no_dep = self.call_args(node, skip=1)
         allowed = {"deps", "allow_early_resolve", "predicate", "dumps", "dump_vars", "arg_directions",
                    "attrs"} | (

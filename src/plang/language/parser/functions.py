@@ -217,7 +217,18 @@ def parse_program(name: str, functions: list[FunctionSource], span: Any = None) 
         fn = p.parse(signatures[fname])
         signatures[fname].return_types = list(fn.return_types)
         parsed[fname] = fn
-    return Program(name, [parsed[f] for f in parsers], span)
+    externals: dict[str, Function] = {}
+    for fname, p in parsers.items():
+        for ext_name, (ext, node) in p.body.external_callees.items():
+            if ext_name in parsers or externals.setdefault(ext_name, ext) is not ext:
+                raise p.source.error(
+                    ParserSyntaxError,
+                    f"external function {ext_name!r} clashes with another function of that name "
+                    f"in program {name!r}",
+                    node,
+                    hint="rename one of them",
+                )
+    return Program(name, [parsed[f] for f in parsers] + list(externals.values()), span)
 
 
 def _callees_first(parsers: dict[str, FunctionParser]) -> list[str]:

@@ -126,9 +126,10 @@ class NameScopes:
     # --- binding --------------------------------------------------------------------------
     def bind_var(self, name: str, type_: Type, node: ast.AST) -> Var:
         """A Var for assigning `name`: the existing one when rebinding with the same type
-        (non-SSA), else a new one. Strict SSA rejects any second assignment."""
+        (non-SSA), else a new one. Strict SSA rejects a second assignment in the same block
+        (a nested block may rebind a name of an enclosing one, as the reference allows)."""
         existing = self.local_var(name)
-        if existing is not None and self.strict_ssa and name != "_":
+        if self.strict_ssa and name != "_" and isinstance(self.env[-1].get(name), Var):
             first = existing.span.begin_line
             raise self.source.error(
                 SSAViolationError,
@@ -139,6 +140,7 @@ class NameScopes:
             )
         if (
             existing is not None
+            and not self.strict_ssa
             and not isinstance(existing, IterArg)
             and id(existing) not in self.block_locals
             and same_type(existing.type, type_)
@@ -157,7 +159,7 @@ class NameScopes:
 
     def declare(self, name: str, var: Var, node: ast.AST) -> None:
         """Bind a return var / task var produced by a compound statement."""
-        if self.strict_ssa and self.local_var(name) is not None:
+        if self.strict_ssa and isinstance(self.env[-1].get(name), Var):
             raise self.source.error(
                 SSAViolationError, f"variable {name!r} is assigned twice in a strict_ssa function", node
             )

@@ -17,6 +17,7 @@ from ...ir.types import (
     TupleType,
     Type,
     UnknownType,
+    dim_value,
     shapes_equal,
 )
 from ..values import TypeSpec, annotation_spec
@@ -116,10 +117,24 @@ def _same_valid(a, b) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and shapes_equal(a, b))
 
 
+def shapes_agree(ann, actual) -> bool:
+    """An annotated shape agrees with a value's shape as in the reference: the same rank, and
+    the same extent on every axis where both are static (a symbolic extent on either side,
+    `M`, `M * 2`, agrees with anything)."""
+    if len(ann) != len(actual):
+        return False
+    for a, b in zip(ann, actual):
+        va, vb = dim_value(a), dim_value(b)
+        if va is not None and vb is not None and va != vb:
+            return False
+    return True
+
+
 def merge_annotation(ann: Type, actual: Type) -> Type | None:
     """The type a name annotated `ann` gets for a value of type `actual`, or None when they
-    disagree. Shape and dtype must match; details the annotation leaves out (memory space,
-    valid shape, layout) come from the value."""
+    disagree. Dtypes must match and shapes agree (`shapes_agree`; where a symbolic extent
+    meets another extent the value's shape is kept); details the annotation leaves out
+    (memory space, valid shape, layout) come from the value."""
     if isinstance(actual, UnknownType):
         return ann  # an op whose result the annotation types (`t: pl.Tile[..] = pl.tpop_from_aic()`)
     if type(ann) is not type(actual):
@@ -127,16 +142,19 @@ def merge_annotation(ann: Type, actual: Type) -> Type | None:
     if isinstance(ann, ScalarType):
         return ann if ann.dtype is actual.dtype else None
     if isinstance(ann, TensorType):
-        if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
+        if ann.dtype is not actual.dtype or not shapes_agree(ann.shape, actual.shape):
             return None
         keep = ann if ann.layout is not TensorLayout.ND or actual.layout is TensorLayout.ND else actual
+        if not shapes_equal(ann.shape, actual.shape):
+            keep = keep.replace(shape=actual.shape)
         return keep.replace(view=ann.view or actual.view, memref=ann.memref or actual.memref)
     if isinstance(ann, TileType):
-        if ann.dtype is not actual.dtype or not shapes_equal(ann.shape, actual.shape):
+        if ann.dtype is not actual.dtype or not shapes_agree(ann.shape, actual.shape):
             return None
         mem = ann.memory_space or actual.memory_space
         valid = ann.valid_shape if ann.valid_shape is not None else actual.valid_shape
-        return TileType(ann.shape, ann.dtype, mem, valid, ann.view or actual.view,
+        shape = ann.shape if shapes_equal(ann.shape, actual.shape) else actual.shape
+        return TileType(shape, ann.dtype, mem, valid, ann.view or actual.view,
                         ann.memref or actual.memref)
     if isinstance(ann, TupleType):
         if len(ann.types) != len(actual.types):

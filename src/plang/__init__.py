@@ -72,6 +72,7 @@ from .language.facade import register_facade as _register_facade
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
+AUTO = -1  # `pl.reserve_buffer(base=pl.AUTO)`: the compiler picks the address
 
 from .jit import RUNTIME, JITFunction, jit  # noqa: E402
 from .jit import compile_program as compile  # noqa: E402

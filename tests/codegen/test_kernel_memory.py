@@ -145,3 +145,23 @@ def test_while_loop() -> None:
     out = torch.zeros(1, 8, dtype=torch.int32)
     k(x, 5, out)
     assert torch.equal(out, x * 32)
+
+
+def test_a_store_written_in_the_return_statement_runs():
+    """`return pl.tile.store(..)` straight into compile_kernel (no FlattenCallExpr first): the
+    store is still emitted."""
+    from plang.codegen.kernel import compile_kernel as _compile
+    from plang.language import parse as _parse
+
+    fn = _parse("""
+import plang as pl
+
+@pl.function(type=pl.FunctionType.AIV)
+def k(x: pl.Tensor[[8, 16], pl.FP32],
+      out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+    t: pl.Tile[[8, 16], pl.FP32] = pl.tile.load(x, [0, 0], [8, 16])
+    return pl.tile.store(pl.tile.adds(t, 1.0), [0, 0], out)
+""")
+    x, out = torch.randn(8, 16), torch.zeros(8, 16)
+    _compile(fn)(x, out)
+    torch.testing.assert_close(out, x + 1.0)

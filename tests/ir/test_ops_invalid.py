@@ -102,8 +102,6 @@ CASES = {
          "tile.load", (TA, [0, 0], [64, 64]), {"target_memory": MemorySpace.Acc}),
         (OpTypeError, r"tile\.load: every element of 'offsets' must be an integer scalar, got float 0\.5",
          "tile.load", (TA, [0.5, 0], [64, 64]), {}),
-        (OpTypeError, r"tile\.store: operand 'output_tensor' dtype FP16 does not match 'tile' dtype FP32",
-         "tile.store", (A, [0, 0], tensor([64, 128], FP16)), {}),
         (OpValueError, r"tile\.store: store window \[32, 96\) on axis 0 exceeds output tensor extent 64",
          "tile.store", (A, [32, 0], TA), {}),
         (OpTypeError, r"tile\.store: 'offsets' has 3 entries but output tensor rank is 2",

@@ -117,7 +117,7 @@ def test_program_with_every_statement_kind():
                 with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker):
                     tup: pl.Tuple[pl.Tensor[[M, 64], pl.FP32], pl.Tensor[[M, 64], pl.FP32]] = (x, y)
                 with pl.cluster():
-                    z: pl.Scalar[pl.INDEX] = 2 + 3
+                    z: pl.Scalar[pl.INDEX] = pl.const(2, pl.INDEX) + 3
                 with pl.graph('g'):
                     return y
         ''')  # noqa: E501

@@ -10,18 +10,10 @@ import pytest
 import plang as pl
 import plang.distributed as pld
 from plang.codegen.torch_ref import torch_codegen
-from plang.ir import CommCtxType, DistributedTensorType, PtrType, assert_structural_equal
+from plang.ir import CommCtxType, DistributedTensorType, PtrType
 from plang.ir.enums import NotifyOp, ReduceOp
 
-
-def _roundtrip(source: str):
-    first = pl.parse(textwrap.dedent(source))
-    text = first.as_python()
-    second = pl.parse(text)
-    assert_structural_equal(first, second)
-    assert second.as_python() == text
-    return first, text
-
+from ._round_trip import round_trip
 
 HOST = """
     import plang as pl
@@ -49,7 +41,7 @@ HOST = """
 
 
 def test_host_orchestration_round_trips_with_the_pld_import():
-    prog, text = _roundtrip(HOST)
+    prog, text = round_trip(HOST)
     assert "import plang.distributed as pld" in text
     assert "pld.tensor.allreduce(data, signal=signal, op=pld.ReduceOp.Max)" in text
     host = prog.functions["host_orch"]
@@ -63,7 +55,7 @@ def test_host_orchestration_round_trips_with_the_pld_import():
 
 
 def test_kernel_side_ops_round_trip():
-    _, text = _roundtrip("""
+    _, text = round_trip("""
         import plang as pl
         import plang.distributed as pld
 
@@ -86,7 +78,7 @@ def test_kernel_side_ops_round_trip():
 
 
 def test_distributed_tensor_is_a_tensor_to_tensor_ops():
-    prog, _ = _roundtrip("""
+    prog, _ = round_trip("""
         import plang as pl
         import plang.distributed as pld
 

@@ -9,21 +9,14 @@ import textwrap
 import pytest
 
 import plang as pl
-from plang.ir import PtrType, TileType, assert_structural_equal, structural_equal
+from plang.ir import PtrType, TileType, structural_equal
 from plang.ir.enums import ArgDirection
 
-
-def _roundtrip(source: str):
-    first = pl.parse(textwrap.dedent(source))
-    text = first.as_python()
-    second = pl.parse(text)
-    assert_structural_equal(first, second)
-    assert second.as_python() == text
-    return first, text
+from ._round_trip import round_trip
 
 
 def test_memrefs_and_views_are_kept_printed_and_round_tripped():
-    prog, text = _roundtrip("""
+    prog, text = round_trip("""
         import plang as pl
 
         @pl.program
@@ -59,7 +52,7 @@ def test_memrefs_and_views_are_kept_printed_and_round_tripped():
 
 
 def test_default_views_print_as_nothing():
-    prog, text = _roundtrip("""
+    prog, text = round_trip("""
         import plang as pl
 
         @pl.function(type=pl.FunctionType.InCore)
@@ -71,7 +64,7 @@ def test_default_views_print_as_nothing():
 
 
 def test_transpose_view_flips_the_layouts():
-    prog, _ = _roundtrip("""
+    prog, _ = round_trip("""
         import plang as pl
 
         @pl.function(type=pl.FunctionType.InCore)
@@ -86,7 +79,7 @@ def test_transpose_view_flips_the_layouts():
 
 
 def test_pipe_pop_takes_its_type_from_the_annotation():
-    prog, text = _roundtrip("""
+    prog, text = round_trip("""
         import plang as pl
 
         @pl.function(type=pl.FunctionType.AIV)
@@ -114,7 +107,7 @@ def test_extract_checks_its_window():
 
 
 def test_methods_without_self_and_call_attrs_round_trip():
-    prog, text = _roundtrip("""
+    prog, text = round_trip("""
         import plang as pl
 
         @pl.program

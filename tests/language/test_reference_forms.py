@@ -8,17 +8,9 @@ import pytest
 import torch
 
 import plang as pl
-from plang.ir import assert_structural_equal
 from plang.runtime import run
 
-
-def _roundtrip(program):
-    text = program.as_python()
-    again = pl.parse(text)
-    assert_structural_equal(program, again)
-    assert again.as_python() == text
-    return text
-
+from ._round_trip import text_round_trip
 
 # --- natural while ------------------------------------------------------------------------
 
@@ -34,7 +26,7 @@ class Countdown:
 
 
 def test_natural_while_parses_prints_and_round_trips():
-    text = _roundtrip(Countdown)
+    text = text_round_trip(Countdown)
     assert "while x < n:" in text
 
 
@@ -119,7 +111,7 @@ class Halves:
 def test_offset_bounds_of_the_same_terms_give_a_static_extent():
     text = Halves.as_python()
     assert "pl.tensor.slice(x, [4, 64], [0, col + 64])" in text  # extent 64, not a difference
-    _roundtrip(Halves)
+    text_round_trip(Halves)
 
 
 # --- integer typing: literals and INDEX values -------------------------------------------------
@@ -136,7 +128,7 @@ class Typed:
 
 def test_literal_and_index_values_take_the_declared_integer_type():
     assert "x: pl.Scalar[pl.INT64] = pl.const(0, pl.INT64)" in Countdown.as_python()
-    text = _roundtrip(Typed)
+    text = text_round_trip(Typed)
     assert "j: pl.Scalar[pl.INT32] = pl.cast(n + 1, pl.INT32)" in text
     assert "w: pl.Scalar[pl.INDEX] = pl.cast(j, pl.INDEX)" in text
     assert "return pl.cast(w + n * 2, pl.INT32)" in text
@@ -174,7 +166,7 @@ class TwoOutputs:
 
 
 def test_tuple_return_annotation():
-    _roundtrip(TwoOutputs)
+    text_round_trip(TwoOutputs)
     x, a, b = torch.randn(16, 64), torch.zeros(16, 64), torch.zeros(16, 64)
     run(TwoOutputs, x, a, b)
     torch.testing.assert_close(a, x + 1)

@@ -10,17 +10,9 @@ import torch
 import plang as pl
 from plang.codegen.torch_ref import run_torch_ref
 from plang.errors import ParserError
-from plang.ir import assert_structural_equal
 from plang.ir.enums import SplitMode
 
-
-def round_trip(src: str):
-    prog = pl.parse("import plang as pl\n" + src)
-    text = prog.as_python()
-    again = pl.parse(text)
-    assert_structural_equal(again, prog)
-    assert again.as_python() == text
-    return prog, text
+from ._round_trip import round_trip
 
 
 def _calls(prog):

@@ -172,3 +172,37 @@ def test_reduction_across_the_split_axis_is_an_error():
         lower_auto_vector_split()(parse(src))
     assert "tile.row_sum reduces across the LEFT_RIGHT split axis" in err.value.message
     assert err.value.line == line_of(src, "pl.tile.row_sum")
+
+
+def test_loop_carried_cube_result_and_outer_load_enter_halved():
+    # the matmul result leaves its loop as a return var (not an Assign): its move to Vec is
+    # still the cube boundary, so both add operands are the lane's half
+    check_pass("lower_auto_vector_split", f"""
+        @pl.program
+        class P:
+            {UP_DOWN}
+            def k(self, a: {B}, b: {B}, r: {T}, out: pl.Out[{T}]) -> {T}:
+                rt: {VEC} = pl.tile.load(r, [0, 0], [64, 64], {MEM}.Vec)
+                c0: {ACC} = pl.tile.create([64, 64], dtype=pl.FP32, {MEM}.Acc)
+                for i, (acc,) in pl.range(2, init_values=(c0,)):{CUBE.replace(chr(10), chr(10) + '    ')}
+                    acc_1: {ACC} = pl.yield_(c)
+                cv: {VEC} = pl.tile.move(acc_1, {MEM}.Vec)
+                s: {VEC} = pl.tile.add(cv, rt)
+                o = pl.tile.store(s, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            {INCORE}
+            def k(self, a: {B}, b: {B}, r: {T}, out: pl.Out[{T}]) -> {T}:
+                for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    rt: {HALF} = pl.tile.load(r, [lane * 32, 0], [32, 64], {MEM}.Vec)
+                c0: {ACC} = pl.tile.create([64, 64], dtype=pl.FP32, {MEM}.Acc)
+                for i, (acc,) in pl.range(2, init_values=(c0,)):{CUBE.replace(chr(10), chr(10) + '    ')}
+                    acc_1: {ACC} = pl.yield_(c)
+                for lane_1 in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                    cv: {HALF} = pl.tile.aiv_shard(acc_1, mode=pl.SplitMode.UP_DOWN)
+                    s: {HALF} = pl.tile.add(cv, rt)
+                    o = pl.tile.store(s, [lane_1 * 32, 0], out)
+                return o
+    """, ("AivSplitValid", "TypeCheck"))

@@ -76,8 +76,8 @@ def test_signature_mismatches_raise_before_running():
     with ChipWorker() as worker:
         with pytest.raises(TypeError, match="'b' expects dtype pl.FP32, got pl.INT32"):
             worker.run(prog, torch.ones(4, 4), torch.ones(4, 4, dtype=torch.int32), torch.ones(4, 4))
-        with pytest.raises(ValueError, match=r"'b' expects shape \[4, 4\], got \[5, 4\]"):
-            worker.run(prog, torch.ones(4, 4), torch.ones(5, 4), torch.ones(4, 4))
+        with pytest.raises(ValueError, match=r"'b' expects shape \[4, 4\], got \[4, 5\]"):
+            worker.run(prog, torch.ones(4, 4), torch.ones(4, 5), torch.ones(4, 4))
         with pytest.raises(TypeError, match="takes 3 arguments"):
             worker.run(prog, torch.ones(4, 4))
     assert ran == []

@@ -298,6 +298,11 @@ class _FunctionWriter:
         if name == "tensor.slice":  # a view (the valid shape is kernel-side metadata only)
             drop = tuple(int(d) for d in call.kwargs.get("drop_dims") or ())
             return f"rt.view({', '.join(self.expr(a, env) for a in args[:3])}, {drop!r})"
+        if name == "tensor.reshape":  # a view of a contiguous tensor (ChipTensor::reshape)
+            return f"rt.reshape({self.expr(args[0], env)}, {self.expr(args[1], env)})"
+        if name == "tensor.transpose":  # a transposed copy, once its writers are done
+            return (f"rt.transpose({self.expr(args[0], env)}, {int(call.kwargs['axis1'])}, "
+                    f"{int(call.kwargs['axis2'])})")
         if name == "tensor.dim":
             return f"{self.expr(args[0], env)}.shape[{int(call.kwargs['axis'])}]"
         if name == "system.task_invalid":

@@ -276,6 +276,8 @@ def load(t: torch.Tensor, offsets, shapes, valid=None, clamp: bool = False) -> t
 def store(tile: torch.Tensor, offsets, out: torch.Tensor, extent, atomic_add: bool = False) -> torch.Tensor:
     """Write the tile's first `extent` cells into `out` at offsets, in place; returns out."""
     src = tile[_window([0] * len(extent), extent)].reshape([int(e) for e in extent])
+    if src.dtype != out.dtype:  # the store converts, with tile.cast's default rules
+        src = cast(src, out.dtype)
     if atomic_add:
         out[_window(offsets, extent)] += src
     else:

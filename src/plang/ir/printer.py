@@ -282,8 +282,19 @@ class _Printer(TypePrinter):
             return f"pl.const({text}, {_dtype(d)})", _ATOM
         return self._EXPR[cls](self, e)
 
+    def _pinned(self, e: Expr) -> str:
+        """A literal as `pl.const(v, dtype)`, which the parser keeps as an IR constant."""
+        if type(e) is ConstInt:
+            return f"pl.const({e.value}, {_dtype(e.type.dtype)})"
+        if type(e) is ConstFloat:
+            return f"pl.const({_format_float(e.value)}, {_dtype(e.type.dtype)})"
+        return self.expr(e)
+
     def _binary(self, e) -> tuple[str, int]:
-        ls, lp = self._operand(e.lhs, e.rhs)
+        if isinstance(e.lhs, _LITERALS) and isinstance(e.rhs, _LITERALS) and type(e) not in (Min, Max):
+            ls, lp = self._pinned(e.lhs), _ATOM  # bare literals on both sides would fold on parse
+        else:
+            ls, lp = self._operand(e.lhs, e.rhs)
         rs, rp = self._operand(e.rhs, e.lhs)
         cls = type(e)
         if cls is Min or cls is Max:

@@ -273,8 +273,8 @@ def unified_call(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
             return scalar_binary(name, args[0], args[1])
         if name == "neg" and len(args) == 1:
             return unary_operator("neg", args[0])
-        if name == "cast" and len(args) == 2 and not isinstance(args[0], (list, tuple)):
-            return cast_scalar(args[0], args[1])
+        if name == "cast" and (cast := scalar_cast_call(args, kwargs)) is not None:
+            return cast
     for full in candidates(name, args, kwargs):
         if full in REGISTRY:
             return call_op(full, args, kwargs)
@@ -282,6 +282,19 @@ def unified_call(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         f"pl.{name} has no registered op for these operands "
         f"(looked for {', '.join(candidates(name, args, kwargs))})"
     )
+
+
+def scalar_cast_call(args: Sequence[Any], kwargs: dict[str, Any]) -> Scalar | None:
+    """`pl.cast(x, target_type[, mode])` of a scalar x, else None; default mode only (as the reference)."""
+    names = ("input", "target_type", "mode")
+    bound = dict(zip(names, args), **kwargs)
+    value = bound.get("input")
+    if (len(args) > 3 or set(kwargs) - set(names[len(args):]) or "target_type" not in bound
+            or isinstance(value, (list, tuple)) or namespace_of(value) is not None):
+        return None
+    if bound.get("mode", "round") not in ("round", 2):
+        raise ParserTypeError(f"pl.cast of a scalar takes only mode 'round', got {bound['mode']!r}")
+    return cast_scalar(value, bound["target_type"])
 
 
 def cast_scalar(value: Any, dtype: Any) -> Scalar:

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from ..errors import UnsupportedConstructError
 from ..ir.ops import REGISTRY
-from .dispatch import active_state, call_op, cast_scalar, op_by_spelling, unified_call
+from .dispatch import active_state, call_op, op_by_spelling, scalar_cast_call, unified_call
 
 SPELLINGS: tuple[str, ...] = (
     "aic_initialize_pipe", "aiv_initialize_pipe", "create_l1", "create_tensor", "create_tile",
@@ -53,11 +53,10 @@ def _unified(name: str) -> Callable[..., Any]:
         spelled = op_by_spelling(spelling)
         if spelled is not None:
             return call_op(spelled, args, kwargs)
-        if name == "cast" and len(args) == 2 and not kwargs:
-            from .dispatch import namespace_of
-
-            if namespace_of(args[0]) is None:
-                return cast_scalar(args[0], args[1])
+        if name == "cast":
+            cast = scalar_cast_call(args, kwargs)
+            if cast is not None:
+                return cast
         return unified_call(name, args, kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = name

@@ -72,7 +72,7 @@ class _Spaces:
                 if MemorySpace.Acc in self.demand.get(a, ()) and isinstance(a.init, Var):
                     self.demand.setdefault(a.init, []).append(MemorySpace.Acc)
         self.natural: dict[Var, MemorySpace] = {}
-        for s in walk_stmts(fn.body):
+        for s in [*walk_stmts(fn.body)] * 2:  # twice: an If result follows a value its branch defines
             if isinstance(s, Assign) and _is_tile(s.var):
                 self.natural[s.var] = self.produced(s.var, s.value)
             elif isinstance(s, (For, While)):

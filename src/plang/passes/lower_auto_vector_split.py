@@ -6,16 +6,18 @@ run of vector statements (in each block, recursing into loops and branches that 
 and vector work) becomes a `for lane in pl.split_aiv(2, mode=...)` region in which each
 AIV lane computes its half of every tile: loads, stores and allocations take half the
 rows (UP_DOWN) or columns (LEFT_RIGHT) at offset `lane * half`, and every other op
-follows by type deduction. A cube tile entering a region (the `tile.move` to Vec)
-becomes `tile.aiv_shard`; a region tile a cube statement reads leaves through
-`tile.aic_gather`. A reduction across the split axis cannot be halved and is an error.
+follows by type deduction, so a vector tile defined in an earlier region enters later ones
+already halved. A cube tile entering a region (the `tile.move` to Vec, whether its source is
+a cube op's result or a loop / branch result held in cube memory) becomes `tile.aiv_shard`;
+a region tile a cube statement reads leaves through `tile.aic_gather`. A reduction across
+the split axis cannot be halved and is an error.
 `pl.split(NONE)` needs no region: both lanes already run the whole vector body.
 """
 
 from __future__ import annotations
 
 from ..dtypes import INDEX
-from ..ir.enums import FunctionType, SplitMode
+from ..ir.enums import FunctionType, MemorySpace, SplitMode
 from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Var
 from ..ir.function import Function, Program
 from ..ir.node import freeze_attrs
@@ -31,6 +33,7 @@ from .framework import FunctionPass, register_pass
 from .properties import register_property
 
 # reductions that combine values across the split axis
+CUBE_MEMORY = {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc}
 ACROSS = {SplitMode.UP_DOWN: "col_", SplitMode.LEFT_RIGHT: "row_"}
 
 
@@ -122,6 +125,10 @@ class _Splitter(Retyper):
         elems[self.axis] = shift if dim_value(elems[self.axis]) == 0 else Add(elems[self.axis], shift)
         return MakeTuple(elems)
 
+    def from_cube(self, src: Expr) -> bool:
+        """A cube tile: defined by a cube op, or (a loop / branch result) held in cube memory."""
+        return src in self.cube_defs or (_is_tile(src) and src.type.memory_space in CUBE_MEMORY)
+
     def stmt_Assign(self, s: Assign) -> Stmt:
         if self.lane is None or not isinstance(s.value, Call):
             return super().stmt_Assign(s)
@@ -130,7 +137,7 @@ class _Splitter(Retyper):
         if name.startswith("tile." + ACROSS[self.mode]) and "expand" not in name:
             raise PassError(f"{name} reduces across the {self.mode.name} split axis; it cannot run on half "
                             f"a tile (use pl.split(pl.SplitMode.NONE) or the other split mode)", s.span)
-        if name == "tile.move" and call.args[0] in self.cube_defs:
+        if name == "tile.move" and self.from_cube(call.args[0]):
             value = make_call("tile.aiv_shard", [self.expr(call.args[0])], {"mode": self.mode}, call.span)
         elif name == "tile.load":
             shapes = list(call.args[2].elements)

@@ -126,6 +126,20 @@ class Orchestrator:
             v = v.squeeze(d)
         return v
 
+    def reshape(self, tensor: Any, shape: Sequence[int]) -> torch.Tensor:
+        """An orchestration-level ``tensor.reshape``: the same storage under a new shape (a
+        copy only if the tensor is not contiguous)."""
+        return as_torch(tensor).reshape([int(d) for d in shape])
+
+    def transpose(self, tensor: Any, axis1: int, axis2: int) -> torch.Tensor:
+        """An orchestration-level ``tensor.transpose``: the tensor with `axis1` and `axis2`
+        swapped, as a row-major copy (kernels take tensors with unit innermost stride) made
+        once the tasks writing the tensor are done; it is read-only in effect (writes to it
+        do not reach the original)."""
+        t = as_torch(tensor)
+        self.scheduler.wait_for(t)
+        return t.transpose(axis1, axis2).contiguous()
+
     def read(self, tensor: Any, indices: Sequence[int]) -> Any:
         """Orchestration-time read of one element: waits for the tasks writing it."""
         element = as_torch(tensor)[tuple(int(i) for i in indices)]

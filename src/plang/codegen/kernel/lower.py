@@ -183,8 +183,10 @@ def lower_stmts(lc: LowerContext, stmts: list, hints: dict) -> list | None:
             _lower_while(lc, st)
         elif isinstance(st, pir.Yield):
             yielded = [_value_of(lc, v, lazy=True) for v in st.values]
-        elif isinstance(st, pir.Return):
-            continue
+        elif isinstance(st, pir.Return):  # a kernel returns through its Out tensors; a call here still runs
+            for v in st.values:
+                if isinstance(v, pir.Call):
+                    _value_of(lc, v)
         elif isinstance(st, pir.Scope) and st.kind is pir.ScopeKind.Fused:
             body = pir.flatten(st.body)
             if "rows" in st.attrs:

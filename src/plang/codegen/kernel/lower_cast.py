@@ -149,29 +149,39 @@ def _to_float(x: ir.Value, src: DataType, dst: DataType, mode: str, saturate: bo
     return out
 
 
+def convert_fn(src: DataType, dst: DataType, mode: str = "round", sat: str | None = None):
+    """A function converting one storage-typed vector of `src` to `dst` (the rules above)."""
+    if dst is BOOL:
+        def fn(v):
+            z = splat(v.type, 0.0 if src.is_float else 0)
+            i1 = compare(v, z, src, "ne")
+            return arith.extui(_vt(i1, ir.IntegerType.get_signless(8)), i1)
+    elif dst.is_float:
+        def fn(v):
+            return _to_float(v, src, dst, mode, sat == "on")
+    elif src.is_float:
+        def fn(v):
+            return _float_to_int(v, dst, mode, sat in (None, "on"))
+    else:
+        def fn(v):
+            return _int_to_int(v, src, dst, sat in (None, "on"))
+    return fn
+
+
+def check_convertible(lc: LowerContext, where: str, *dtypes: DataType) -> None:
+    for d in dtypes:
+        if d is INT64 or not (d.is_float or d.is_int or d is BOOL):
+            raise unsupported(lc.where(where), d)
+
+
 def lower_cast(lc: LowerContext, short: str, a: dict):
     x = lc.operand(a["input"])
     src, dst = x.dtype, lc.call.type.dtype
     mode = _name(a.get("mode", "round"), _MODES) or "round"
     sat = _name(a.get("saturation_mode"), ("off", "on"))
-    for d in (src, dst):
-        if d is INT64 or not (d.is_float or d.is_int or d is BOOL):
-            raise unsupported(lc.where("tile.cast"), d)
-    if dst is BOOL:
-        def fn(v):
-            z = splat(v[0].type, 0.0 if src.is_float else 0)
-            i1 = compare(v[0], z, src, "ne")
-            return arith.extui(_vt(i1, ir.IntegerType.get_signless(8)), i1)
-    elif dst.is_float:
-        def fn(v):
-            return _to_float(v[0], src, dst, mode, sat == "on")
-    elif src.is_float:
-        def fn(v):
-            return _float_to_int(v[0], dst, mode, sat in (None, "on"))
-    else:
-        def fn(v):
-            return _int_to_int(v[0], src, dst, sat in (None, "on"))
-    return lc.elementwise([full(x)], fn, convert=False)
+    check_convertible(lc, "tile.cast", src, dst)
+    conv = convert_fn(src, dst, mode, sat)
+    return lc.elementwise([full(x)], lambda v: conv(v[0]), convert=False)
 
 
 def register(table: dict) -> None:

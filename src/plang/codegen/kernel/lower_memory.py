@@ -7,7 +7,8 @@ axis. It covers the tile's valid region clipped to the tensor's bounds on every 
 stream as vector transfers along the columns (masked for partial chunks); a load zero-fills
 the rest of the tile so later ops never see stale data. A load whose single use fuses stays a `LazyTile` (its
 chunks are read from DDR where they are consumed), and a store writes a lazy tile's chunks
-straight to DDR. `atomic=pl.AtomicType.Add` adds the tile into DDR element by element with
+straight to DDR. A store into a tensor of another dtype converts (tile.cast's default
+rules). `atomic=pl.AtomicType.Add` adds the tile into DDR element by element with
 atomic read-modify-writes, so concurrent blocks may add into the same window.
 """
 
@@ -20,6 +21,8 @@ from ...dtypes import BOOL, INT64, DataType
 from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
 from .context import DdrTensor, LowerContext
+from .lower_cast import check_convertible, convert_fn
+from .lower_scalar import convert
 from .mlir import arith, ir, memref
 from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
@@ -163,6 +166,10 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
     valid = _store_valid(lc, a, tile)
     window = _store_window(lc, a, ddr, valid)
     rows, first = _rows(window, valid[0])
+    conv = None
+    if tile.dtype is not ddr.type.dtype:  # the store converts, as tile.cast's default rules
+        check_convertible(lc, "tile.store", tile.dtype, ddr.type.dtype)
+        conv = convert_fn(tile.dtype, ddr.type.dtype)
     address = _ByteAddress(kb, ddr) if kb.streaming_store(_static_bytes(ddr.type)) else None
     lo = kb.idx(0)
     if lc.row_mode is not None:  # only the current row, if the window has it
@@ -174,6 +181,8 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
         with kb.loop(0, tile.pitch, tile.width) as lcol:
             c = lcol.induction_variable
             v = read_chunk(kb, tile, arith.subi(r, lo), c)
+            if conv is not None:
+                v = conv(v)
             at = window.index(idx, c)
             write_chunk_masked(kb, v, ddr.memref, at, _map(ddr.rank), window.lanes(idx, c, first),
                                None if address is None else address.aligned(at))
@@ -215,7 +224,7 @@ def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:
     kb = lc.kb
     tile = lc.tile(a["tile"])
     window = _store_window(lc, a, ddr, tile.valid)
-    kind = arith.AtomicRMWKind.addf if tile.dtype.is_float else arith.AtomicRMWKind.addi
+    kind = arith.AtomicRMWKind.addf if ddr.type.dtype.is_float else arith.AtomicRMWKind.addi
     rows, first = _rows(window, tile.valid[0])
     with kb.loop(0, rows) as lr:
         r = lr.induction_variable
@@ -224,6 +233,7 @@ def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:
         with kb.loop(0, n) as lcol:
             c = lcol.induction_variable
             v = memref.load(tile.buf, [arith.addi(arith.muli(r, kb.idx(tile.pitch)), c)])
+            v = convert(v, tile.dtype, ddr.type.dtype)
             memref.atomic_rmw(kind, v, ddr.memref, window.index(idx, c))
     return ddr
 

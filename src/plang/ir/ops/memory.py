@@ -18,14 +18,12 @@ from .common import (
     require_dtype_attr,
     require_int_attr,
     require_memory,
-    require_same_dtype,
     require_scalar_matches,
 )
 from .registry import Bound, register
 
 LOAD_TARGETS = (MemorySpace.Vec, MemorySpace.Mat)
-MOVE_TARGETS = (MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right,
-                MemorySpace.LeftScale, MemorySpace.RightScale)
+MOVE_TARGETS = tuple(m for m in MemorySpace if m is not MemorySpace.DDR)  # any on-chip space
 
 
 def _valid_shape(b: Bound, shape) -> tuple | None:
@@ -63,6 +61,14 @@ def _tile_create(b: Bound) -> Type:
     mem = require_memory(b, "target_memory", tuple(MemorySpace))
     if b.get("value") is not None:
         require_scalar_matches(b, "value", b.value, dtype)
+    hints = [n for n in ("transpose", "flat_layout") if b.get(n) is not None]
+    for name in hints:  # Mat layout hints (ZN / flat); no effect on the values
+        if not isinstance(b[name], bool):
+            raise b.fail(f"{name}= takes True or False, got {b[name]!r}")
+    if len(hints) == 2 and b.transpose and b.flat_layout:
+        raise b.bad_value("transpose= and flat_layout= are mutually exclusive")
+    if b.get("flat_layout") and mem is not MemorySpace.Mat:
+        raise b.bad_value("flat_layout=True needs target_memory=pl.Mem.Mat")
     return TileType(shape, dtype, mem, _valid_shape(b, shape))
 
 
@@ -83,8 +89,7 @@ def _load(b: Bound) -> Type:
 
 
 def _store(b: Bound) -> Type:
-    tile, out = b.tile.type, b.output_tensor.type
-    require_same_dtype(b, "output_tensor", out, "tile", tile)
+    tile, out = b.tile.type, b.output_tensor.type  # a dtype mismatch converts on store
     offsets = index_values(b, "offsets")
     if len(offsets) != out.rank:
         raise b.fail(f"'offsets' has {len(offsets)} entries but output tensor rank is {out.rank} "
@@ -105,6 +110,7 @@ def _store(b: Bound) -> Type:
                           f"got {b.atomic!r} and {b.st_phase!r}")
     if b.atomic is AtomicType.Add:
         require_dtype(b, "tile", tile.dtype, ATOMIC_DTYPES)
+        require_dtype(b, "output_tensor", out.dtype, ATOMIC_DTYPES)
     return out
 
 
@@ -154,9 +160,11 @@ def _register_all() -> None:
     register("tensor.full", shape_dtype + [P("value", "scalar")], _tensor_full, unit="alloc",
              doc="A new DDR tensor with every element set to value.")
     register("tile.create", shape_dtype + [P("target_memory", "attr", None),
-                                           P("valid_shape", "index_list", None)],
+                                           P("valid_shape", "index_list", None),
+                                           P("transpose", "attr", None), P("flat_layout", "attr", None)],
              _tile_create, unit="alloc", row_local=True, unified=False,  # pl.create_tile
-             doc="A new uninitialised on-chip tile.")
+             doc="A new uninitialised on-chip tile; transpose= / flat_layout= pick a Mat layout "
+                 "(ZN / flat), with no effect on the values.")
     register("tile.full", shape_dtype + [P("value", "scalar"), P("target_memory", "attr", None),
                                          P("valid_shape", "index_list", None)],
              _tile_create, unit="alloc", row_local=True, fusible=True,
@@ -171,7 +179,8 @@ def _register_all() -> None:
                             P("shapes", "index_list", None), P("atomic", "attr", AtomicType.None_),
                             P("st_phase", "attr", STPhase.Unspecified)],
              _store, unit="memory", writes=("output_tensor",), reads=("tile",), row_local=True,
-             doc="Copy a tile's valid region into a DDR tensor at offsets; returns the updated tensor.")
+             doc="Copy a tile's valid region into a DDR tensor at offsets (converting to the tensor's "
+                 "dtype with tile.cast's default rules); returns the updated tensor.")
     register("tile.move", [P("tile", "tile"), P("target_memory", "attr"), P("blayout", "attr", None),
                            P("slayout", "attr", None)],
              _move, unit="memory", fusible=True, doc="Copy a tile into another on-chip memory space.")

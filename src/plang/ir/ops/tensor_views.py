@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 
 from ..enums import TensorLayout
-from ..types import ScalarType, TensorType, TensorView, Type, dim_value
-from .common import P, fmt_shape, fmt_type, index_values, require_rank, static_ints
+from ..types import TensorType, TensorView, Type, dim_value
+from .common import P, fmt_shape, index_values, require_rank, static_ints
 from .layout import reshaped_valid
 from .registry import Bound, register
+from .views import valid_extents
 
 
 def _valid(t: TensorType):
@@ -58,15 +59,7 @@ def _view(b: Bound) -> Type:
 
 
 def _set_validshape(b: Bound) -> Type:
-    t = b.tensor.type
-    require_rank(b, "tensor", t, 2)
-    valid = (b.valid_rows, b.valid_cols)
-    for axis, (v, n) in enumerate(zip(valid, t.shape)):
-        if not (isinstance(v.type, ScalarType) and v.type.dtype.is_int):
-            raise b.fail(f"valid extents must be integer scalars, got {fmt_type(v.type)}")
-        sv, sn = dim_value(v), dim_value(n)
-        if sv is not None and sn is not None and not 0 <= sv <= sn:
-            raise b.bad_value(f"valid extent {sv} on axis {axis} exceeds the tensor extent {sn}")
+    t, valid = b.tensor.type, valid_extents(b, "tensor")
     view = TensorView(valid_shape=valid) if t.view is None else t.view.replace(valid_shape=valid)
     return TensorType(t.shape, t.dtype, t.layout, view)
 

@@ -86,16 +86,23 @@ def _reinterpret_view(b: Bound) -> Type:
     return TileType(shape, dtype, t.memory_space)
 
 
-def _set_validshape(b: Bound) -> Type:
-    t = b.tile.type
-    require_rank(b, "tile", t, 2)
+def valid_extents(b: Bound, operand: str) -> tuple:
+    """`set_validshape`'s (valid_rows, valid_cols) of the rank-2 `operand`, checked: integer
+    scalars within the operand's extents where both are static."""
+    t = b[operand].type
+    require_rank(b, operand, t, 2)
     valid = (b.valid_rows, b.valid_cols)
     for axis, (v, n) in enumerate(zip(valid, t.shape)):
         if not (isinstance(v.type, ScalarType) and v.type.dtype.is_int):
             raise b.fail(f"valid extents must be integer scalars, got {fmt_type(v.type)}")
         sv, sn = dim_value(v), dim_value(n)
         if sv is not None and sn is not None and not 0 <= sv <= sn:
-            raise b.bad_value(f"valid extent {sv} on axis {axis} exceeds the tile extent {sn}")
+            raise b.bad_value(f"valid extent {sv} on axis {axis} exceeds the {operand} extent {sn}")
+    return valid
+
+
+def _set_validshape(b: Bound) -> Type:
+    t, valid = b.tile.type, valid_extents(b, "tile")
     return TileType(t.shape, t.dtype, t.memory_space, valid, t.view, t.memref)
 
 

@@ -12,7 +12,7 @@ PACKAGE = SRC / "plang"
 
 #: top-level part of plang -> its layer; a module may import its own layer or lower ones
 LAYERS = {
-    "dtypes": 0, "native_build": 0, "version": 0, "pyast": 0,
+    "dtypes": 0, "native_build": 0, "cache_root": 0, "version": 0, "pyast": 0,
     "ir": 1, "errors": 1, "backend": 1, "pypto_core": 1,
     "target": 2,
     "passes": 3, "language": 3,
@@ -20,6 +20,8 @@ LAYERS = {
     "runtime": 5,
     "jit": 6, "distributed": 6,
     "debug": 7, "__init__": 7,
+    "operators": 8,
+    "iron": 9,
 }
 #: (importer part, imported part): why the layering allows it
 ALLOWED_UPWARD = {
@@ -30,6 +32,17 @@ ALLOWED_UPWARD = {
 ALLOWED_UPWARD_MODULES = {
     ("plang.ir.pass_manager", "passes"): "the reference's import path of PassManager; nothing in "
                                          "plang imports this module",
+    ("plang.backend.soc", "target"): "the reference's SoC model, read from the simulated chip's "
+                                     "platform geometry",
+    ("plang.ir.compiled_program", "runtime"): "the reference's import path of CompiledProgram; "
+                                              "nothing in plang imports this module",
+    ("plang.language.distributed", "distributed"): "the reference's import path of pld "
+                                                   "(pypto.language.distributed); nothing in plang "
+                                                   "imports this module",
+    ("plang.ir.distributed_compiled_program", "distributed"): "the reference's import path of "
+                                                              "DistributedConfig and "
+                                                              "DistributedCompiledProgram; nothing in "
+                                                              "plang imports this module",
 }
 
 

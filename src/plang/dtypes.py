@@ -37,6 +37,14 @@ class DataType:
     def is_bool(self) -> bool:
         return self.kind == "bool"
 
+    def holds(self, value: int) -> bool:
+        """Whether the integer `value` is representable in this dtype (always, for a non-integer one)."""
+        if not self.is_int:
+            return True
+        if self.signed:
+            return -(1 << (self.bits - 1)) <= value < 1 << (self.bits - 1)
+        return 0 <= value < 1 << self.bits
+
     @property
     def itemsize(self) -> int:
         """Bytes per element, rounding sub-byte types up to one byte."""

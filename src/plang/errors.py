@@ -162,6 +162,11 @@ class SSAViolationError(ParserError):
     code = "PL500"
 
 
+class JitSignatureError(Error, TypeError):
+    """A `@pl.jit` parameter whose annotation cannot be read, or whose shape a helper cannot
+    infer from its call sites; also a `TypeError`. The span is the parameter's line."""
+
+
 class EagerCallError(Error, RuntimeError):
     """A `pl.*` wrapper called at the Python prompt instead of inside a DSL function."""
 
@@ -206,6 +211,7 @@ __all__ = [
     "Error",
     "InternalCompilerError",
     "InvalidPythonError",
+    "JitSignatureError",
     "ParserError",
     "ParserNameError",
     "ParserSyntaxError",

@@ -7,8 +7,8 @@ from typing import Callable, Sequence
 import torch
 
 from plang.codegen.kernel import compile_kernel
-from plang.dtypes import DataType
-from plang.ir import FunctionType, ParamDirection, TensorType
+from plang.dtypes import INDEX, DataType
+from plang.ir import ConstInt, FunctionType, Min, ParamDirection, Sub, TensorType
 from plang.ir.builder import IRBuilder
 from plang.ir.ops import make_call
 
@@ -48,3 +48,11 @@ def rand(shape: Sequence[int], dtype: DataType, low: float = -4.0, high: float =
 
 def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int]) -> torch.Tensor:
     return t[tuple(slice(o, o + s) for o, s in zip(offsets, shape))]
+
+
+def edge_valid(offsets: Sequence, window: Sequence[int], shape: Sequence[int]) -> list:
+    """The valid shape of an edge tile: the part of `window` at `offsets` (ints or IR exprs)
+    inside a tensor of `shape`, min(window, extent - offset) per axis (the ragged-tail idiom)."""
+    return [ConstInt(min(w, n - o), INDEX) if isinstance(o, int)
+            else Min(ConstInt(w, INDEX), Sub(ConstInt(n, INDEX), o))
+            for o, w, n in zip(offsets, window, shape)]

@@ -12,7 +12,7 @@ import pytest
 import torch
 from _kernel_util import FLOAT_DTYPES, INT_DTYPES, rand, region, tile_kernel
 
-from plang.dtypes import BOOL, DataType
+from plang.dtypes import BOOL, UINT8, DataType
 from plang.ir.ops import make_call
 
 SHAPE, TILE, OFF = (9, 150), (5, 100), (2, 17)
@@ -122,12 +122,22 @@ def test_int_unary(op: str, dtype: str) -> None:
     assert torch.equal(region(out, OFF, TILE), want)
 
 
+def _flags(cmp: int, shape):
+    """tile.cmp's packed mask selecting BOOL ones and zeros (what tensor.cmp lowers to)."""
+    def body(b, t):
+        mask = b.let("m", make_call("tile.cmp", [t[0], t[1]], {"cmp_type": cmp}))
+        ones = b.let("ones", make_call("tile.full", [list(shape)], {"dtype": BOOL, "value": True}))
+        zeros = b.let("zeros", make_call("tile.full", [list(shape)], {"dtype": BOOL, "value": False}))
+        tmp = b.let("tmp", make_call("tile.create", [[1, 32]], {"dtype": UINT8}))
+        return make_call("tile.sel", [mask, ones, zeros, tmp])
+    return body
+
+
 @pytest.mark.parametrize("dtype", ALL)
 @pytest.mark.parametrize("cmp", range(6))
 def test_compare(cmp: int, dtype: str) -> None:
     d = DataType.from_name(dtype)
-    k = tile_kernel("cmp", [d, d], BOOL, SHAPE, TILE, OFF,
-                    lambda b, t: make_call("tile.cmp", [t[0], t[1]], {"cmp_type": cmp}))
+    k = tile_kernel("cmp", [d, d], BOOL, SHAPE, TILE, OFF, _flags(cmp, TILE))
     x = rand(SHAPE, d, -2, 2)
     y = torch.where(torch.rand(SHAPE) < 0.3, x, rand(SHAPE, d, -2, 2))
     out = torch.zeros(SHAPE, dtype=torch.bool)
@@ -140,8 +150,7 @@ def test_compare(cmp: int, dtype: str) -> None:
 def test_compare_nan_semantics() -> None:
     from plang.dtypes import FP32
 
-    k = tile_kernel("cmp_ne", [FP32, FP32], BOOL, (1, 4), (1, 4), (0, 0),
-                    lambda b, t: make_call("tile.cmp", [t[0], t[1]], {"cmp_type": 1}))
+    k = tile_kernel("cmp_ne", [FP32, FP32], BOOL, (1, 4), (1, 4), (0, 0), _flags(1, (1, 4)))
     x = torch.tensor([[float("nan"), 1.0, float("inf"), 0.0]])
     out = torch.zeros(1, 4, dtype=torch.bool)
     k(x, x.clone(), out)

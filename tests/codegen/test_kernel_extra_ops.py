@@ -213,14 +213,17 @@ def test_sin_cos_special_values() -> None:
 
 # -- generated tiles --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", ["INT16", "INT32"])
+@pytest.mark.parametrize("dtype", ["INT16", "INT32", "UINT16", "UINT32"])
 @pytest.mark.parametrize("descending", [False, True])
 def test_arange_with_runtime_start(dtype: str, descending: bool) -> None:
     d = DataType.from_name(dtype)
     for shape in ([1, 100], [1, 1, 37]):
         fn = _function("ar", [], (shape, d), lambda t, s: make_call(
             "tile.arange", [s[0], shape], {"dtype": d, "descending": descending}), scalars=[INT32])
-        start = 32760 if d is INT16 else -5  # INT16 wraps past 32767 like the reference
+        start = {"INT16": 32760, "UINT16": 65530}.get(dtype, 5 if descending else -5)
+        if dtype == "UINT32":
+            start = 4294967290 if not descending else 3  # wraps past the end / below 0
+        # (INT16 wraps past 32767, UINT16 past 65535, like the reference)
         got, want = _run_both(fn, [start], torch.zeros(shape, dtype=d.to_torch()))
         assert torch.equal(got, want)
 
@@ -299,14 +302,22 @@ def test_batch_matmul_broadcasts_batch_dims(dtype: str, shapes) -> None:
     _check(got, want, acc, rtol=1e-5, atol=1e-5)
 
 
+def test_batch_matmul_acc_starts_each_batch_from_its_accumulator() -> None:
+    ls, rs, out_shape = (3, 5, 20), (20, 17), [3, 5, 17]
+    fn = _function("bma", [(out_shape, FP32, None), (ls, FP32, None), (rs, FP32, None)], (out_shape, FP32),
+                   lambda t, s: make_call("tile.batch_matmul_acc", t))
+    acc, x, y = rand(out_shape, FP32), rand(ls, FP32), rand(rs, FP32)
+    got, want = _run_both(fn, [acc, x, y], torch.zeros(out_shape))
+    _check(got, want, FP32, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got, acc + x @ y, rtol=1e-5, atol=1e-5)
+
+
 # -- completeness -----------------------------------------------------------------------------
 
 # Tile ops that never reach kernel codegen, and why.
 NOT_LOWERED = {
     "tile.aiv_shard": "ExpandMixedKernel rewrites the named split crossing into tpush / tpop",
     "tile.aic_gather": "ExpandMixedKernel rewrites the named split crossing into tpush / tpop",
-    "tile.reinterpret_view": "a bit reinterpretation of the tile buffer; the torch reference computes it",
-    "tile.fillpad_expand": "a padded copy into a larger tile; the torch reference computes it",
 }
 
 

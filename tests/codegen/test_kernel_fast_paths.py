@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _kernel_util import edge_valid
 
 from plang.codegen.kernel import compile_kernel
 from plang.dtypes import FP32, INDEX, INT32, DataType
@@ -28,8 +29,9 @@ def _clipped_add_kernel(rows: int, cols: int, m: int, n: int):
         r0 = f.param("r0", ScalarType(INDEX))
         c0 = f.param("c0", ScalarType(INDEX))
         out = f.param("out", TensorType([m, n], FP32), ParamDirection.Out)
-        xt = b.let("xt", make_call("tile.load", [x, [r0, c0], [rows, cols]]))
-        yt = b.let("yt", make_call("tile.load", [y, [r0, c0], [rows, cols]]))
+        valid = {"valid_shape": edge_valid([r0, c0], [rows, cols], [m, n])}
+        xt = b.let("xt", make_call("tile.load", [x, [r0, c0], [rows, cols]], valid))
+        yt = b.let("yt", make_call("tile.load", [y, [r0, c0], [rows, cols]], valid))
         s = b.let("s", make_call("tile.add", [xt, yt]))
         b.eval(make_call("tile.store", [s, [r0, c0], out]))
     return compile_kernel(f.function)
@@ -64,7 +66,7 @@ def _matmul_kernel(d: DataType, m: int, n: int, k: int, b_rows: int, b_twice: bo
         off = f.param("off", ScalarType(INDEX))
         out = f.param("out", TensorType([m, n], acc_d), ParamDirection.Out)
         at = b.let("at", make_call("tile.load", [a, [0, 0], [m, k]]))
-        bt = b.let("bt", make_call("tile.load", [bb, [off, 0], [k, n]]))
+        bt = b.let("bt", make_call("tile.load", [bb, [off, 0], [k, n]], {"clamp": True}))
         r = b.let("r", make_call("tile.matmul", [at, bt]))
         if b_twice:
             r = b.let("r2", make_call("tile.matmul_acc", [r, at, bt]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _kernel_util import edge_valid
 
 from plang.codegen.kernel import LaunchContext, compile_kernel
 from plang.dtypes import FP32, INDEX, INT32
@@ -17,7 +18,8 @@ OUT = ParamDirection.Out
 
 
 def _copy_kernel(rows: int, cols: int, tr: int, tc: int, rank: int = 2):
-    """out = x, tiled over a 2D (or 1D) grid with edge tiles clipped by the tensor bounds."""
+    """out = x, tiled over a 2D (or 1D) grid; edge tiles declare the part inside the tensor
+    as their valid shape (`edge_valid`)."""
     b = IRBuilder()
     shape = [rows, cols] if rank == 2 else [cols]
     with b.function("copy", type=FunctionType.InCore) as f:
@@ -27,7 +29,8 @@ def _copy_kernel(rows: int, cols: int, tr: int, tc: int, rank: int = 2):
             with b.for_range("j", 0, cols, tc) as lj:
                 off = [li.var, lj.var] if rank == 2 else [lj.var]
                 shp = [tr, tc] if rank == 2 else [tc]
-                t = b.let("t", make_call("tile.load", [x, off, shp]))
+                valid = edge_valid(off, shp, shape)
+                t = b.let("t", make_call("tile.load", [x, off, shp], {"valid_shape": valid}))
                 b.eval(make_call("tile.store", [t, off, out]))
     return compile_kernel(f.function)
 

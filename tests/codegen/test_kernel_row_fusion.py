@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _kernel_util import edge_valid
 
 from plang.codegen.kernel import compile_kernel
 from plang.dtypes import FP32, INDEX, INT32, DataType
@@ -77,7 +78,8 @@ def _block_kernel(m: int, n: int, rows: int, body, dtype: DataType = FP32, valid
         with b.for_range("i", 0, shape[0], step) as loop:
             offs = [loop.var] + [0] * (tensor_rank - 1)
             tile_shape = [rows, n] if tensor_rank == 2 else [rows // 4, 4, n]
-            kw = {"valid_shape": list(valid)} if valid is not None else {}
+            valid_shape = list(valid) if valid is not None else edge_valid(offs, tile_shape, shape)
+            kw = {"valid_shape": valid_shape}
             t = b.let("t", make_call("tile.load", [x, offs, tile_shape], kw))
             r = body(b, t)
             b.eval(make_call("tile.store", [r, offs, out]))

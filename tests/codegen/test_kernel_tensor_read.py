@@ -1,4 +1,4 @@
-"""`tensor.read` inside a kernel: one DDR element as a scalar, at one index per axis or a
+"""`tensor.read` / `tensor.write` inside a kernel: one DDR element as a scalar, at one index per axis or a
 flat row-major index, with dynamic indices; exact against torch indexing."""
 
 from __future__ import annotations
@@ -39,3 +39,21 @@ def test_tensor_read_per_axis_and_flat_index(dtype):
     out = torch.zeros(4, 16, dtype=td)
     _scale_shift_kernel(dtype)(table, pick, x, out)
     assert torch.equal(out, x * table[2, 3] + table[2, 2])
+
+
+@pytest.mark.parametrize("dtype", [FP32, INT32])
+def test_tensor_write_sets_one_element_per_axis_or_flat(dtype):
+    """table[pick[0], 1] = 7 and table.flat[9] (= table[1, 4]) = -3, in place; the rest kept."""
+    b = IRBuilder()
+    with b.function("poke", type=FunctionType.InCore) as f:
+        pick = f.param("pick", TensorType([2], INT32))
+        table = f.param("table", TensorType([3, 5], dtype), ParamDirection.InOut)
+        row = b.let("row", make_call("tensor.read", [pick, [0]]))
+        t1 = b.let("t1", make_call("tensor.write", [table, [row, 1], 7]))
+        b.eval(make_call("tensor.write", [t1, 9, -3]))
+    td = dtype.to_torch()
+    table = torch.arange(15, dtype=td).reshape(3, 5)
+    want = table.clone()
+    want[2, 1], want[1, 4] = 7, -3
+    compile_kernel(f.function)(torch.tensor([2, 0], dtype=torch.int32), table)
+    assert torch.equal(table, want)

@@ -1,5 +1,6 @@
-"""View and placement ops in a kernel: `tile.extract`, `tile.transpose_view` and
-`tile.set_validshape` compute what torch computes; `tile.alloc`, `pl.reserve_buffer`,
+"""View and placement ops in a kernel: `tile.extract`, `tile.transpose_view`,
+`tile.set_validshape`, `tile.reinterpret_view` and `tile.fillpad_expand` compute what torch
+computes; `tile.alloc`, `pl.reserve_buffer`,
 `pl.import_peer_buffer` and the pipe set-up ops run as no-ops on the CPU."""
 
 from __future__ import annotations
@@ -81,14 +82,29 @@ def test_placement_ops_are_no_ops_on_the_cpu():
     torch.testing.assert_close(want, 2 * x)
 
 
-def test_reinterpret_view_reads_the_same_bytes_in_the_reference():
+def test_reinterpret_view_reads_the_same_bytes():
     fn = _kernel("""
         t = pl.load(x, [0, 0], [4, 8])
-        r = pl.tile.reinterpret_view(t, pl.INT32)
-        f = pl.tile.reinterpret_view(r, pl.FP32)
+        r = pl.tile.reinterpret_view(t, pl.INT16)
+        s = pl.tile.adds(r, 1)
+        f = pl.tile.reinterpret_view(s, pl.FP32)
         pl.store(f, [0, 0], out)
         """, "[4, 8]", "[4, 8]")
     x = torch.randn(4, 8)
-    want = torch.zeros(4, 8)
-    run_torch_ref(fn, x.clone(), want)
-    torch.testing.assert_close(want, x)
+    want = (x.view(torch.int16) + 1).view(torch.float32)  # a width change: 8 FP32 -> 16 INT16
+    got, ref = _run(fn, x, (4, 8))
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+    assert torch.equal(ref.view(torch.int32), want.view(torch.int32))
+
+
+def test_fillpad_expand_pads_around_the_valid_region():
+    fn = _kernel("""
+        t = pl.load(x, [0, 0], [6, 20], valid_shape=[5, 13])
+        e = pl.tile.fillpad_expand(t, [8, 40], pad_value=pl.PadValue.min)
+        pl.store(e, [0, 0], out)
+        """, "[6, 20]", "[8, 40]")
+    x = torch.randn(6, 20)
+    want = torch.full((8, 40), -torch.inf)
+    want[:5, :13] = x[:5, :13]
+    got, ref = _run(fn, x, (8, 40))
+    assert torch.equal(got, want) and torch.equal(ref, want)

@@ -16,8 +16,6 @@ from plang.language.ops import UNIFIED_NAMES
 NOT_LOWERED = {
     "tile.aiv_shard": "ExpandMixedKernel turns it into a cube -> vector pipe push / pop pair",
     "tile.aic_gather": "ExpandMixedKernel turns it into a vector -> cube pipe push / pop pair",
-    "tile.reinterpret_view": "a bit reinterpretation of the tile buffer; the torch reference computes it",
-    "tile.fillpad_expand": "a padded copy into a larger tile; the torch reference computes it",
 }
 CONTEXT_FIELDS = {"tile.get_block_idx", "tile.get_block_num", "tile.get_subblock_idx"}
 

@@ -50,8 +50,9 @@ for ns, (x, y, ix, iy) in {"tensor": (TA, TB, TIA, TIB), "tile": (A, B, IA, IB)}
     case(f"{ns}.relu", x, expect=full)
     case(f"{ns}.not_", tile([8, 8], INT16) if ns == "tile" else tensor([8, 8], INT16),
          expect=f"{kind}[[8, 8], INT16]")
-    case(f"{ns}.cmp", x, y, cmp_type=2, expect=f"{kind}[[64, 128], BOOL]")
-    case(f"{ns}.cmps", x, 0.5, cmp_type="ge", expect=f"{kind}[[64, 128], BOOL]")
+    mask = f"{kind}[[64, 128], BOOL]" if ns == "tensor" else "Tile[[64, 32], UINT8]"  # tile: packed bits
+    case(f"{ns}.cmp", x, y, cmp_type=2, expect=mask)
+    case(f"{ns}.cmps", x, 0.5, cmp_type="ge", expect=mask)
     case(f"{ns}.cast", x, BF16, mode="rint", expect=f"{kind}[[64, 128], BF16]")
     case(f"{ns}.expands", x, 1.0, expect=full)
     red_tmp = {"tmp_tile": tile([64, 128], FP32)} if ns == "tile" else {}
@@ -140,6 +141,9 @@ case("tile.addsc", A, 1.0, B, expect=TILE_FULL)
 case("tile.subsc", IA, scalar(INT32), IB, expect="Tile[[64, 128], INT32]")
 case("tile.prelu", A, B, A, expect=TILE_FULL)
 case("tile.batch_matmul", tile([4, 16, 32], FP16), tile([32, 8], FP16), expect="Tile[[4, 16, 8], FP32]")
+case("tensor.expand_clone", tensor([1, 16, 8]), tensor([4, 16, 8]), expect="Tensor[[4, 16, 8], FP32]")
+case("tile.batch_matmul_acc", tile([4, 16, 8]), tile([4, 16, 32], FP16), tile([32, 8], FP16),
+     expect="Tile[[4, 16, 8], FP32]")
 case("tensor.arange", 0, [1, 64], expect="Tensor[[1, 64], INT32]")
 case("tile.arange", scalar(INT32), [1, 16], dtype=INT16, descending=True, expect="Tile[[1, 16], INT16]")
 case("tile.tri", -1, [8, 16], valid_shape=[4, 16], dtype=FP32, upper=True,
@@ -149,6 +153,28 @@ case("tensor.gather", tensor([64, 32], FP16), tensor([2, 8], INT16), expect="Ten
 case("tile.scatter", A, tile([64, 8], INT32), tile([64, 8]), expect=TILE_FULL)
 case("tensor.scatter", tensor([4, 32], BF16), tensor([4, 8], INT16), tensor([4, 8], BF16), dim=1,
      expect="Tensor[[4, 32], BF16]")
+case("tensor.gather_mask", tensor([8, 16]), mask_pattern=2, output_dtype=UINT32, expect="Tensor[[8, 8], UINT32]")
+case("tile.gather_mask", tile([8, 16], valid=[8, 10]), mask_pattern=3, expect="Tile[[8, 4], FP32, valid=[8, 3]]")
+case("tensor.scatter_mask", tensor([8, 4]), tensor([8, 16]), mask_pattern=6, expect="Tensor[[8, 16], FP32]")
+case("tile.scatter_mask", tile([8, 16]), tile([8, 16]), mask_pattern=7, expect="Tile[[8, 16], FP32]")
+for ns, make in (("tensor", tensor), ("tile", tile)):
+    kind = "Tensor" if ns == "tensor" else "Tile"
+    case(f"{ns}.gather_compare", make([16, 64], INT32), scalar(INT32), cmp_mode="eq", out_cols=8,
+         expect=f"{kind}[[16, 8], INT32]")
+    case(f"{ns}.gather_count", make([16, 64], FP16), scalar(FP16), cmp_mode=4, out_cols=8, count_dtype=UINT32,
+         expect=f"{kind}[[1, 16], UINT32]")
+    case(f"{ns}.scatter_update", make([32, 32]), make([2, 8], INT32), make([16, 32]), expect=f"{kind}[[32, 32], FP32]")
+    case(f"{ns}.sort32", make([8, 64]), make([8, 64], UINT32), expect=f"{kind}[[8, 128], FP32]")
+    case(f"{ns}.mrgsort", make([1, 256]), block_len=scalar(INT32), expect=f"{kind}[[1, 256], FP32]")
+case("tensor.random", 1, 2, 3, 4, 5, 6, [4, 256], expect="Tensor[[4, 256], UINT32]")
+case("tile.random", 1, 2, 3, 4, 5, 6, [16, 128], valid_shape=[10, 80], dtype=INT32, rounds=7,
+     expect="Tile[[16, 128], INT32, valid=[10, 80]]")
+case("tile.mscatter", tile([8, 32]), tile([8, 32], INT32), tensor([256]), expect="Tensor[[256], FP32]")
+TOKEN = scalar(INT64, "token")
+case("prefetch.make_context", expect="Scalar[INT64]")
+case("prefetch.async_prefetch", tensor([1, 128]), TOKEN, expect="Scalar[INT64]")
+case("prefetch.session", TOKEN, expect="Scalar[INT64]")
+case("prefetch.wait", TOKEN, TOKEN, expect="Scalar[BOOL]")
 # arrays
 case("array.create", 16, INT32, expect="Array[16, INT32]")
 case("array.get_element", array(16, TASK_ID), scalar(INT64, "i"), expect="Scalar[TASK_ID]")
@@ -234,3 +260,10 @@ def test_dynamic_dims_flow_through():
     assert deduce("tensor.matmul", t, tensor([64, 8])) == "Tensor[[M, 8], FP32]"
     assert deduce("tile.load", t, [0, 0], [16, 64], valid_shape=[m, 64]) == "Tile[[16, 64], FP32, valid=[M, 64]]"
     assert deduce("tensor.read", t, scalar(INT64, "i")) == "Scalar[FP32]"
+
+
+def test_assemble_into_ddr_converts_and_fills_trailing_dims():
+    """As the reference: a DDR target takes another dtype (converted like a store) and a
+    lower-rank source, which fills the trailing dims at the offset."""
+    got = deduce("tensor.assemble", tensor([2, 4, 16]), tensor([4, 16], BF16), [1, 0, 0])
+    assert got == "Tensor[[2, 4, 16], FP32]"

@@ -48,11 +48,39 @@ def test_bad_arguments_name_the_parameter(args, match):
         annotated(*args)
 
 
-def test_unknown_keyword_and_runtime_marker_with_samples():
+def test_unknown_keyword_and_runtime_marker_in_a_call():
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
         annotated(torch.zeros(4, 64), torch.zeros(64, 32), torch.zeros(4, 32), 1, bogus=3)
-    with pytest.raises(TypeError, match="pl.RUNTIME for scalar 'n' is only accepted when compiling from"):
-        annotated.compile(torch.zeros(4, 64), torch.zeros(64, 32), torch.zeros(4, 32), pl.RUNTIME)
+    with pytest.raises(TypeError, match="pl.RUNTIME for scalar 'n' is accepted by compile"):
+        annotated(torch.zeros(4, 64), torch.zeros(64, 32), torch.zeros(4, 32), pl.RUNTIME)
+
+
+@pl.jit.incore
+def shift_tile(x: pl.Tensor, y: pl.Out[pl.Tensor], k: pl.Scalar[pl.FP32]):
+    t = pl.load(x, [0], [16])
+    y = pl.store(pl.add(t, k), [0], y)
+    return y
+
+
+@pl.jit
+def shifted(x: pl.Tensor, y: pl.Out[pl.Tensor], k: pl.Scalar[pl.FP32]):
+    y = shift_tile(x, y, k)
+    return y
+
+
+def test_runtime_scalar_with_sample_tensors_is_one_compile_for_every_value():
+    from plang.jit.compiler import COUNTERS
+
+    x = torch.arange(16, dtype=torch.float32)
+    compiled = shifted.compile(x, torch.zeros(16), pl.RUNTIME)
+    assert [p.name for p in compiled.signature] == ["x", "y", "k"]
+    before = COUNTERS["compiles"]
+    assert shifted.compile(x, torch.zeros(16), k=pl.RUNTIME) is compiled
+    for k in (2.0, 3.0, 5.0):
+        y = torch.zeros(16)
+        compiled(x, y, k)
+        torch.testing.assert_close(y, x + k)
+    assert COUNTERS["compiles"] == before
 
 
 def test_incore_functions_are_not_called_directly():

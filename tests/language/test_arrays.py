@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 import plang as pl
 from plang.dtypes import INT32, TASK_ID
@@ -103,3 +104,31 @@ def f(t: pl.Tensor[[8], pl.FP32]):
         pl.parse(src)
     assert info.value.line == 8
 
+
+
+@pl.jit.incore
+def pick_row_kernel(flags: pl.Tensor, src: pl.Tensor, dst: pl.InOut[pl.Tensor]):
+    c: pl.Scalar[pl.INT32] = pl.tile.read(pl.load(flags, [0, 0], [1, 8]), [0, 0])
+    arr = pl.array.create(4, pl.INT32)
+    arr[1] = 3
+    if c > 0:
+        arr[0] = c
+    else:
+        arr[0] = arr[1]
+    row: pl.Scalar[pl.INDEX] = pl.cast(arr[0], pl.INDEX)
+    return pl.store(pl.load(src, [0, 0], [1, 32]), [row, 0], dst)
+
+
+@pl.jit
+def pick_row(flags: pl.Tensor, src: pl.Tensor, dst: pl.InOut[pl.Tensor]):
+    return pick_row_kernel(flags, src, dst)
+
+
+@pytest.mark.parametrize("flag, row", [(5, 5), (0, 3)])
+def test_an_array_in_a_kernel_is_read_after_a_branch_writes_it(flag, row):
+    flags, src = torch.full((1, 8), flag, dtype=torch.int32), torch.randn(1, 32)
+    dst = torch.zeros(8, 32)
+    pick_row(flags, src, dst)
+    want = torch.zeros(8, 32)
+    want[row] = src[0]
+    assert torch.equal(dst, want)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import torch
 
 import plang as pl
 import plang.distributed as pld
-from plang.codegen.torch_ref import torch_codegen
+from plang.codegen.torch_ref import run_torch_ref, torch_codegen
 from plang.ir import CommCtxType, DistributedTensorType, PtrType
 from plang.ir.enums import NotifyOp, ReduceOp
 
@@ -113,10 +114,21 @@ def test_collectives_check_their_operands():
             """))
 
 
-def test_running_a_pld_op_names_the_distributed_runtime():
+def test_running_a_pld_op_outside_a_rank_names_the_distributed_runtime():
     prog = pl.parse(textwrap.dedent(HOST))
-    with pytest.raises(pl.UnsupportedConstructError, match="distributed runtime.*issue 15"):
+    with pytest.raises(pl.UnsupportedConstructError, match=r"belongs to the host orchestrator"):
         torch_codegen(prog)
+    kernel = pl.parse(textwrap.dedent("""
+        import plang as pl
+        import plang.distributed as pld
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(s: pld.DistributedTensor[[4], pl.INT32]):
+            pld.system.notify(s, 1, [0], 1, op=pld.NotifyOp.AtomicAdd)
+        """))
+    assert "rt.pld_rank().notify(" in torch_codegen(kernel)
+    with pytest.raises(pl.UnsupportedConstructError, match="run it from a @pl.jit.host orchestrator"):
+        run_torch_ref(kernel, torch.zeros(4, dtype=torch.int32))
 
 
 def test_pld_exports_the_reference_names():

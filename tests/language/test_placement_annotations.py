@@ -129,3 +129,20 @@ def test_methods_without_self_and_call_attrs_round_trip():
     assert call.kwargs["attrs"]["arg_directions"] == (ArgDirection.Input, ArgDirection.OutputExisting)
     assert 'attrs={"arg_directions": [pl.adir.input, pl.adir.output_existing]}' in text \
         or "attrs={'arg_directions': [pl.adir.input, pl.adir.output_existing]}" in text
+
+
+def test_an_unnamed_memref_takes_its_variable_name():
+    prog, text = round_trip("""
+        import plang as pl
+
+        ping = pl.MemRef(slots=2)
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(x: pl.Tensor[[8, 8], pl.FP32]):
+            scratch = pl.MemRef()
+            t: pl.Tile[[8, 8], pl.FP32, ping[0], pl.Mem.Vec] = pl.load(x, [0, 0], [8, 8])
+            u: pl.Tile[[8, 8], pl.FP32, scratch, pl.Mem.Vec] = pl.exp(t)
+        """)
+    t, u = (st.var.type.memref for st in prog.body.stmts[-2:])
+    assert (t.base, t.slots, t.slot.value) == ("ping", 2, 0) and u.base == "scratch"
+    assert 'pl.MemRef("ping", slots=2)[0]' in text and 'pl.MemRef("scratch")' in text

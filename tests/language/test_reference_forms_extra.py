@@ -137,3 +137,49 @@ def k(a: pl.Tensor[[8, 16], pl.FP32],
     out = torch.zeros(8, 16)
     compile_kernel(fn)(x, out)
     assert torch.equal(out, 2 * x)
+
+
+@pl.jit.incore
+def row_into_3d(a: pl.Tensor, out: pl.InOut[pl.Tensor]):
+    t = pl.load(a, [0, 0], [1, 16])
+    return pl.store(pl.mul(t, t), [1, 2, 0], out)  # a [1, 16] tile fills out[1, 2, :]
+
+
+@pl.jit
+def store_lower_rank(a: pl.Tensor, out: pl.InOut[pl.Tensor]):
+    return row_into_3d(a, out)
+
+
+@pl.jit
+def assemble_lower_rank(x: pl.Tensor[[4, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 4, 16], pl.BF16]]):
+    for b in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.add(x, float(1))
+            out = pl.assemble(out, y, [b, 0, 0])  # [4, 16] FP32 into out[b] (BF16)
+    return out
+
+
+def test_a_lower_rank_tile_or_tensor_fills_the_trailing_dims():
+    a, out = torch.randn(4, 16), torch.zeros(2, 4, 16)
+    store_lower_rank(a, out)
+    want = torch.zeros(2, 4, 16)
+    want[1, 2] = a[0] * a[0]
+    assert torch.equal(out, want)
+    x, out = torch.randn(4, 16), torch.zeros(2, 4, 16, dtype=torch.bfloat16)
+    assemble_lower_rank(x, out)
+    assert torch.equal(out, (x + 1).to(torch.bfloat16).expand(2, 4, 16))
+
+
+@pl.jit
+def subs_float_from_int(src: pl.Tensor[[8, 32], pl.INT16], out: pl.Out[pl.Tensor[[8, 32], pl.INT16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        r = pl.tensor.subs(src, pl.const(2.75, pl.FP32))  # the scalar converts to INT16 (-> 2)
+        out = pl.assemble(out, r, [0, 0])
+    return out
+
+
+def test_subs_converts_a_float_scalar_to_an_integer_operand():
+    src = torch.arange(-128, 128, dtype=torch.int16).reshape(8, 32)
+    out = torch.zeros(8, 32, dtype=torch.int16)
+    subs_float_from_int(src, out)
+    assert torch.equal(out, src - torch.tensor(2.75).to(torch.int16))

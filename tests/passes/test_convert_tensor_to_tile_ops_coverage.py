@@ -15,8 +15,9 @@ from plang.ir.ops import REGISTRY
 from plang.ir.ops.composite import COMPOSITES
 from plang.passes.analysis.var_uses import calls_in
 
-#: tensor ops that stay tensor ops inside a kernel (shape metadata / DDR element access)
-KEPT = {"tensor.dim": "tensor.dim", "tensor.read": "tensor.read", "tensor.write": "tensor.write"}
+#: tensor ops that stay tensor ops inside a kernel (shape metadata / DDR element access and copies)
+KEPT = {"tensor.dim": "tensor.dim", "tensor.read": "tensor.read", "tensor.write": "tensor.write",
+        "tensor.expand_clone": "tensor.expand_clone"}
 
 #: op -> (a statement computing `r` from x, y [16, 16] FP32, i [16, 16] INT32, c [16, 1],
 #:        w [1, 16] FP32 and s FP32 scalar; the tile op the converted kernel must call)
@@ -52,6 +53,7 @@ CASES = {
     "tensor.cos": ("r = pl.tensor.cos(x)", "tile.cos"),
     "tensor.create": ("r = pl.tensor.adds(pl.tensor.create([16, 16], dtype=pl.FP32), s)", "tile.create"),
     "tensor.dim": ("r = pl.tensor.adds(x, pl.cast(pl.tensor.dim(x, 0), pl.FP32))", "tensor.dim"),
+    "tensor.expand_clone": ("r = pl.tensor.expand_clone(c, x)", "tensor.expand_clone"),
     "tensor.div": ("r = pl.tensor.div(x, y)", "tile.div"),
     "tensor.divs": ("r = pl.tensor.divs(x, s)", "tile.divs"),
     "tensor.exp": ("r = pl.tensor.exp(x)", "tile.exp"),
@@ -60,6 +62,12 @@ CASES = {
     "tensor.fmods": ("r = pl.tensor.fmods(x, s)", "tile.fmods"),
     "tensor.full": ("r = pl.tensor.full([16, 16], dtype=pl.FP32, value=1.5)", "tile.full"),
     "tensor.gather": ("r = pl.tensor.gather(x, pl.tensor.ands(i, 15), dim=1)", "tile.gather"),
+    "tensor.gather_compare": ("r = pl.tensor.gather(x, kvalue=s, cmp_mode='gt', out_cols=4)[0]",
+                              "tile.gather_compare"),
+    "tensor.gather_count": ("r = pl.tensor.gather(x, kvalue=s, cmp_mode='gt', out_cols=4)[1]",
+                            "tile.gather_count"),
+    "tensor.gather_mask": ("r = pl.tensor.gather(x, mask_pattern=pl.tile.MaskPattern.P1010)",
+                           "tile.gather_mask"),
     "tensor.get_block_idx": ("r = pl.tensor.adds(x, pl.cast(pl.tensor.get_block_idx(), pl.FP32))",
                              "tile.get_block_idx"),
     "tensor.get_block_num": ("r = pl.tensor.adds(x, pl.cast(pl.tensor.get_block_num(), pl.FP32))",
@@ -73,12 +81,15 @@ CASES = {
     "tensor.maximums": ("r = pl.tensor.maximums(x, s)", "tile.maximums"),
     "tensor.minimum": ("r = pl.tensor.minimum(x, y)", "tile.minimum"),
     "tensor.minimums": ("r = pl.tensor.minimums(x, s)", "tile.minimums"),
+    "tensor.mrgsort": ("r = pl.tensor.mrgsort(pl.tensor.sort32(pl.tensor.concat(x, y), "
+                       "pl.tensor.concat(i, i)), x)", "tile.mrgsort"),
     "tensor.mul": ("r = pl.tensor.mul(x, y)", "tile.mul"),
     "tensor.muls": ("r = pl.tensor.muls(x, s)", "tile.muls"),
     "tensor.neg": ("r = pl.tensor.neg(x)", "tile.neg"),
     "tensor.not_": ("r = pl.tensor.not_(i)", "tile.not_"),
     "tensor.or_": ("r = pl.tensor.or_(i, i)", "tile.or_"),
     "tensor.ors": ("r = pl.tensor.ors(i, 3)", "tile.ors"),
+    "tensor.random": ("r = pl.random(1, 2, 3, 4, 5, 6, [16, 16], dtype=pl.INT32)", "tile.random"),
     "tensor.read": ("r = pl.tensor.adds(x, pl.tensor.read(x, [1, 2]))", "tensor.read"),
     "tensor.recip": ("r = pl.tensor.recip(x)", "tile.recip"),
     "tensor.relu": ("r = pl.tensor.relu(x)", "tile.relu"),
@@ -103,6 +114,10 @@ CASES = {
     "tensor.row_sum": ("r = pl.tensor.row_sum(x)", "tile.row_sum"),
     "tensor.rsqrt": ("r = pl.tensor.rsqrt(pl.tensor.abs(x))", "tile.rsqrt"),
     "tensor.scatter": ("r = pl.tensor.scatter(x, pl.tensor.ands(i, 15), y, dim=1)", "tile.scatter"),
+    "tensor.scatter_mask": ("r = pl.tensor.scatter(pl.tensor.slice(y, [16, 4], [0, 0]), mask_pattern=3, "
+                            "dst=x)", "tile.scatter_mask"),
+    "tensor.scatter_update": ("r = pl.tensor.scatter_update(x, -2, pl.tensor.slice(i, [2, 4], [0, 0]), "
+                              "pl.tensor.slice(y, [8, 16], [0, 0]))", "tile.scatter_update"),
     "tensor.shl": ("r = pl.tensor.shl(i, pl.tensor.ands(i, 7))", "tile.shl"),
     "tensor.shls": ("r = pl.tensor.shls(i, 2)", "tile.shls"),
     "tensor.shr": ("r = pl.tensor.shr(i, pl.tensor.ands(i, 7))", "tile.shr"),
@@ -110,6 +125,7 @@ CASES = {
     "tensor.sigmoid": ("r = pl.tensor.sigmoid(x)", "tile.sigmoid"),
     "tensor.sin": ("r = pl.tensor.sin(x)", "tile.sin"),
     "tensor.slice": ("r = pl.tensor.slice(pl.tensor.exp(x), [8, 16], [8, 0])", "tile.slice"),
+    "tensor.sort32": ("r = pl.tensor.sort32(pl.tensor.concat(x, y), pl.tensor.concat(i, i))", "tile.sort32"),
     "tensor.sqrt": ("r = pl.tensor.sqrt(pl.tensor.abs(x))", "tile.sqrt"),
     "tensor.sub": ("r = pl.tensor.sub(x, y)", "tile.sub"),
     "tensor.subs": ("r = pl.tensor.subs(x, s)", "tile.subs"),

@@ -47,7 +47,7 @@ def test_direct_store_tiles_rows_and_k_and_assembles_each_block_into_the_output(
     """, VERIFY)
 
 
-def test_chained_matmul_casts_each_block_into_an_on_chip_scratch_the_consumer_slices():
+def test_chained_matmul_casts_each_block_into_an_on_chip_scratch_the_consumer_reads():
     check_pass("convert_tensor_to_tile_ops", """
         @pl.program
         class P:
@@ -65,6 +65,7 @@ def test_chained_matmul_casts_each_block_into_an_on_chip_scratch_the_consumer_sl
             def k(self, a: pl.Tensor[[256, 192], pl.BF16], b: pl.Tensor[[192, 256], pl.BF16],
                   e: pl.Tensor[[256, 64], pl.BF16],
                   ret0: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+                e0 = pl.tile.load(e, [0, 0], [256, 64])
                 s = pl.tile.create([256, 256], dtype=pl.BF16)
                 for mb, (s_mb,) in pl.range(2, init_values=(s,)):
                     a0 = pl.tile.load(a, [mb * 128, 0], [128, 96])
@@ -76,25 +77,20 @@ def test_chained_matmul_casts_each_block_into_an_on_chip_scratch_the_consumer_sl
                     cb = pl.tile.cast(c1, target_type=pl.BF16, mode="rint")
                     s1 = pl.tile.assemble(s_mb, cb, [mb * 128, 0])
                     s2 = pl.yield_(s1)
-                l0 = pl.tile.slice(s2, [256, 128], [0, 0])
-                e0 = pl.tile.load(e, [0, 0], [128, 64])
-                d0 = pl.tile.matmul(l0, e0)
-                l1 = pl.tile.slice(s2, [256, 128], [0, 128])
-                e1 = pl.tile.load(e, [128, 0], [128, 64])
-                d = pl.tile.matmul_acc(d0, l1, e1)
+                d = pl.tile.matmul(s2, e0)  # the 128 KiB scratch fits Mat: split at L0 only
                 st = pl.tile.store(d, [0, 0], ret0)
                 return st
     """, VERIFY)
 
 
 def test_a_result_that_fits_acc_only_splits_k_in_a_loop():
-    # a [128, 1024] BF16 lhs: 256-wide chunks fit Left, four of them
+    # a [128, 4096] BF16 lhs (1 MiB, over Mat): 256-wide chunks fit Left, sixteen of them
     check_pass("convert_tensor_to_tile_ops", """
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: pl.Tensor[[128, 1024], pl.BF16],
-                  b: pl.Tensor[[1024, 128], pl.BF16]) -> pl.Tensor[[128, 128], pl.FP32]:
+            def k(self, a: pl.Tensor[[128, 4096], pl.BF16],
+                  b: pl.Tensor[[4096, 128], pl.BF16]) -> pl.Tensor[[128, 128], pl.FP32]:
                 c = pl.matmul(a, b)
                 y = pl.exp(c)
                 return y
@@ -102,12 +98,12 @@ def test_a_result_that_fits_acc_only_splits_k_in_a_loop():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: pl.Tensor[[128, 1024], pl.BF16], b: pl.Tensor[[1024, 128], pl.BF16],
+            def k(self, a: pl.Tensor[[128, 4096], pl.BF16], b: pl.Tensor[[4096, 128], pl.BF16],
                   ret0: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
                 a0 = pl.tile.load(a, [0, 0], [128, 256])
                 b0 = pl.tile.load(b, [0, 0], [256, 128])
                 c0 = pl.tile.matmul(a0, b0)
-                for kb, (acc,) in pl.range(1, 4, init_values=(c0,)):
+                for kb, (acc,) in pl.range(1, 16, init_values=(c0,)):
                     ak = pl.tile.load(a, [0, kb * 256], [128, 256])
                     bk = pl.tile.load(b, [kb * 256, 0], [256, 128])
                     c1 = pl.tile.matmul_acc(acc, ak, bk)
@@ -119,15 +115,15 @@ def test_a_result_that_fits_acc_only_splits_k_in_a_loop():
 
 
 def test_a_matmul_inside_a_loop_reads_its_blocks_through_the_slice_of_its_operand():
-    # the [128, 1024] slice (256 KiB) is never loaded whole: each K chunk is loaded from `a`
+    # the [128, 4096] slice (256 KiB) is never loaded whole: each K chunk is loaded from `a`
     check_pass("convert_tensor_to_tile_ops", """
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: pl.Tensor[[256, 1024], pl.BF16], b: pl.Tensor[[1024, 128], pl.BF16],
+            def k(self, a: pl.Tensor[[256, 4096], pl.BF16], b: pl.Tensor[[4096, 128], pl.BF16],
                   out: pl.Out[pl.Tensor[[256, 128], pl.FP32]]) -> pl.Tensor[[256, 128], pl.FP32]:
                 for i, (o,) in pl.range(2, init_values=(out,)):
-                    ai = pl.slice(a, [128, 1024], [i * 128, 0])
+                    ai = pl.slice(a, [128, 4096], [i * 128, 0])
                     c = pl.matmul(ai, b)
                     o1 = pl.assemble(o, c, [i * 128, 0])
                     r = pl.yield_(o1)
@@ -136,13 +132,13 @@ def test_a_matmul_inside_a_loop_reads_its_blocks_through_the_slice_of_its_operan
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, a: pl.Tensor[[256, 1024], pl.BF16], b: pl.Tensor[[1024, 128], pl.BF16],
+            def k(self, a: pl.Tensor[[256, 4096], pl.BF16], b: pl.Tensor[[4096, 128], pl.BF16],
                   out: pl.Out[pl.Tensor[[256, 128], pl.FP32]]) -> pl.Tensor[[256, 128], pl.FP32]:
                 for i, (o,) in pl.range(2, init_values=(out,)):
                     a0 = pl.tile.load(a, [i * 128, 0], [128, 256])
                     b0 = pl.tile.load(b, [0, 0], [256, 128])
                     c0 = pl.tile.matmul(a0, b0)
-                    for kb, (acc,) in pl.range(1, 4, init_values=(c0,)):
+                    for kb, (acc,) in pl.range(1, 16, init_values=(c0,)):
                         ak = pl.tile.load(a, [i * 128, kb * 256], [128, 256])
                         bk = pl.tile.load(b, [kb * 256, 0], [256, 128])
                         c1 = pl.tile.matmul_acc(acc, ak, bk)

@@ -27,23 +27,27 @@ def test_oversized_vec_tile_names_value_bytes_and_capacity():
     assert err.value.line == line_of(src, "t: pl.Tile")
 
 
-def test_each_space_has_its_own_capacity():
-    src = """
+def _left_tile_program(rows: int) -> str:
+    return f"""
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.AIC)
-            def k(self, a: pl.Tensor[[256, 256], pl.BF16],
-                  out: pl.Out[pl.Tensor[[256, 256], pl.BF16]]) -> pl.Tensor[[256, 256], pl.BF16]:
-                t: pl.Tile[[256, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [256, 256],
-                                                                            target_memory=pl.MemorySpace.Mat)
-                left: pl.Tile[[256, 256], pl.BF16, pl.Mem.Left] = pl.tile.move(
-                    t, target_memory=pl.MemorySpace.Left)
-                o = pl.tile.store(t, [0, 0], out)
+            def k(self, a: pl.Tensor[[{rows}, 256], pl.BF16],
+                  out: pl.Out[pl.Tensor[[{rows}, 256], pl.BF16]]) -> pl.Tensor[[{rows}, 256], pl.BF16]:
+                left: pl.Tile[[{rows}, 256], pl.BF16, pl.Mem.Left] = pl.tile.create(
+                    [{rows}, 256], dtype=pl.BF16, target_memory=pl.MemorySpace.Left)
+                o = pl.tile.store(left, [0, 0], out)
                 return o
     """
+
+
+def test_l0_tiles_beyond_l0_are_bounded_by_mat():
+    prog = parse(_left_tile_program(256))  # 128 KiB: over Left (64 KiB), split at L0; fits Mat
+    assert tile_capacity()(prog) is prog
     with pytest.raises(PassError) as err:
-        tile_capacity()(parse(src))  # 128 KiB fits Mat (512 KiB) but not Left (64 KiB)
-    assert "tile 'left'" in err.value.message and "Left buffer's 65536 bytes" in err.value.message
+        tile_capacity()(parse(_left_tile_program(2048)))  # 1 MiB: over Mat (512 KiB)
+    assert "tile 'left' in 'k' is Tile[[2048, 256], BF16, Mem.Left] = 1048576 bytes, more than the " \
+           "Mat buffer's 524288 bytes it is staged from" in err.value.message
 
 
 def test_fitting_tiles_and_host_tensors_pass():

@@ -218,8 +218,9 @@ def test_ends_disagreeing_on_tile_size_raise_instead_of_crashing():
             worker.run(prog, *args)
 
 
-def test_deadlock_times_out_naming_the_pipe():
-    """The AIV lanes wait for tiles the AIC never sends."""
+def test_deadlock_times_out_naming_the_pipe_and_stores_nothing_after():
+    """The AIV lanes wait for tiles the AIC never sends (it stores its own results); after
+    the timeout the lanes store nothing of what they did not receive (zeros, not garbage)."""
     rows, cols = _lane_piece(0)
     prog = _group_program(_aic_kernel(0, push=False), _aiv_kernel(0), rows, cols)
     args = (torch.randn(BLOCKS * M, K), torch.randn(K, N), torch.zeros(BLOCKS * M, N),
@@ -227,6 +228,7 @@ def test_deadlock_times_out_naming_the_pipe():
     with ChipWorker(RunConfig(clusters=2, pipe_timeout=0.3)) as worker:
         with pytest.raises(TaskError, match=r"crossing 0, to AIV, AIV lane [01]\): pop timed out"):
             worker.run(prog, *args)
+    assert not args[3].any()
 
 
 def test_pipe_use_outside_a_group_and_direct_launch_with_a_pipe_set():

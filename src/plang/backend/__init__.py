@@ -18,4 +18,6 @@ class BackendType(Enum):
         return cls.Ascend950 if platform.startswith("a5") else cls.Ascend910B
 
 
-__all__ = ["BackendType"]
+from .soc import Backend, Backend910B, Backend950  # noqa: E402
+
+__all__ = ["Backend", "Backend910B", "Backend950", "BackendType"]

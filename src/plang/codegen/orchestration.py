@@ -17,10 +17,8 @@ them, else from the callee's parameter directions; ``no_dep_args`` indices becom
 ``allow_early_resolve=``, ``core_num=`` / ``sync_start=`` on ``pl.spmd_submit`` ride along (an
 array of TaskIds in ``deps=`` contributes its elements; ``pl.system.task_dummy`` is a no-op
 task depending on its ``deps=``, ``pl.system.task_invalid()`` is ``None``);
-``dumps=`` becomes the positions of the marked arguments. Host-side ops: ``tensor.create`` /
-``tensor.full`` (new DDR tensors), ``tensor.read`` / ``tensor.write`` (one element, after the
-tasks touching it), ``tensor.dim``, and ``array.*`` (tuples; a TaskId array starts as Nones,
-which ``deps=`` skips).
+``dumps=`` becomes the positions of the marked arguments. Host-side ops are translated by
+`orchestration_ops.host_op`.
 A call marked ``submit`` / ``spmd_submit`` yields ``(result, task_id)``. A kernel's result
 is the argument bound to the parameter it returns (kernels write outputs in place).
 """
@@ -37,6 +35,7 @@ from ..ir.enums import FunctionType, ParamDirection, ScopeKind, ScopeMode
 from ..ir.function import Function, Program
 from ..ir.types import ArrayType
 from ..passes.analysis.var_uses import calls_in
+from .orchestration_ops import host_op
 
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%", "Pow": "**",
            "Eq": "==", "Ne": "!=", "Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "And": "and", "Or": "or"}
@@ -145,7 +144,7 @@ class _FunctionWriter:
         return f"_{hint}{self.temps}"
 
     def fail(self, node: Any, what: str) -> OrchestrationCodegenError:
-        return OrchestrationCodegenError(f"{self.fn.name}: {what} (at {node.span})")
+        return OrchestrationCodegenError(f"{self.fn.name}: {what}", getattr(node, "span", None))
 
     # -------------------------------------------------------------- statements
     def block(self, body: S.Stmt | None, yield_to: list[str] | None = None) -> None:
@@ -275,46 +274,7 @@ class _FunctionWriter:
         raise self.fail(e, f"{type(e).__name__} is not supported in orchestration")
 
     def op_call(self, call: E.Call, env: dict[E.Var, str] | None) -> str:
-        name, args = call.op.name, call.args
-        if name == "tensor.create":
-            dtype = call.kwargs["dtype"].name
-            return f"rt.create_tensor({self.expr(args[0], env)}, DataType.from_name({dtype!r}))"
-        if name == "tensor.read":
-            return f"rt.read({self.expr(args[0], env)}, {self.expr(args[1], env)})"
-        if name == "tensor.write":
-            return f"rt.write({', '.join(self.expr(a, env) for a in args[:3])})"
-        if name == "tensor.full":
-            dtype = call.kwargs["dtype"].name
-            return (f"rt.create_tensor({self.expr(args[0], env)}, DataType.from_name({dtype!r}), "
-                    f"fill={self.expr(args[1], env)})")
-        if name == "array.create":
-            empty = "None" if call.kwargs["dtype"].name == "TASK_ID" else "0"
-            return f"({empty},) * {int(call.kwargs['extent'])}"
-        if name == "array.get_element":
-            return f"{self.expr(args[0], env)}[{self.expr(args[1], env)}]"
-        if name == "array.update_element":  # functional: a new array value
-            arr, index, value = (self.expr(a, env) for a in args)
-            return f"_array_set({arr}, {index}, {value})"
-        if name == "tensor.slice":  # a view (the valid shape is kernel-side metadata only)
-            drop = tuple(int(d) for d in call.kwargs.get("drop_dims") or ())
-            return f"rt.view({', '.join(self.expr(a, env) for a in args[:3])}, {drop!r})"
-        if name == "tensor.reshape":  # a view of a contiguous tensor (ChipTensor::reshape)
-            return f"rt.reshape({self.expr(args[0], env)}, {self.expr(args[1], env)})"
-        if name == "tensor.transpose":  # a transposed copy, once its writers are done
-            return (f"rt.transpose({self.expr(args[0], env)}, {int(call.kwargs['axis1'])}, "
-                    f"{int(call.kwargs['axis2'])})")
-        if name == "tensor.dim":
-            return f"{self.expr(args[0], env)}.shape[{int(call.kwargs['axis'])}]"
-        if name == "system.task_invalid":
-            return "None"
-        if name == "system.task_dummy":
-            return f"rt.task_dummy({self.deps(call.kwargs['deps'], env)})"
-        if name == "system.available_cluster_count":
-            return "rt.device.clusters"
-        if name == "system.available_aiv_count":
-            return "rt.device.aiv_count"
-        raise self.fail(call, f"op {name} can not run in orchestration; put it inside a "
-                        "pl.at(level=pl.Level.CORE_GROUP) scope")
+        return host_op(self, call, env)
 
     # -------------------------------------------------------------- launches
     def launch(self, call: E.Call, env: dict[E.Var, str] | None) -> str:
@@ -330,6 +290,7 @@ class _FunctionWriter:
                                                      and "core_num" in callee.attrs):  # n blocks
             if callee.func_type is FunctionType.Spmd:
                 target, inner_args = self.single_call(callee)
+                inner_env = self.wrapper_locals(callee, inner_env)
                 inner_env = {p: self.expr(a, inner_env) for p, a in zip(target.params, inner_args)}
             options.append(f"core_num={self.expr(callee.attrs['core_num'], dict(zip(callee.params, args)))}")
             if callee.attrs.get("sync_start"):
@@ -414,6 +375,20 @@ class _FunctionWriter:
             inner_dirs = _direction_list(inner, self.module.program.get(inner.op.name))
             dirs = [outer.get(a, d) if isinstance(a, E.Var) else d for a, d in zip(inner.args, inner_dirs)]
         return "(" + "".join(f"{d.name}, " for d in dirs) + ")"
+
+    def wrapper_locals(self, fn: Function, env: dict[E.Var, str]) -> dict[E.Var, str]:
+        """`env` plus the values a wrapper computes before its launch (a tensor view, a scalar),
+        each emitted here under a fresh name."""
+        env = dict(env)
+        for s in S.flatten(fn.body):
+            if isinstance(s, S.Assign) and isinstance(s.value, E.Call) \
+                    and isinstance(s.value.op, E.GlobalVar):
+                break  # (what follows the launch unpacks its result: the wrapper's return)
+            if isinstance(s, S.Assign):
+                name = self.temp(s.var.name)
+                self.line(f"{name} = {self.expr(s.value, env)}")
+                env[s.var] = name
+        return env
 
     def single_call(self, fn: Function) -> tuple[Function, tuple]:
         calls = _calls(fn.body)

@@ -24,12 +24,19 @@ from typing import Any, Callable, Sequence
 import torch
 
 from ..target import Device
+from .torch_ref_indexing import gather_compare, mscatter, scatter_update  # noqa: F401  (called by generated code as rt.*)
+from .torch_ref_pld import pld_rank  # noqa: F401  (called by generated code as rt.*)
+from .torch_ref_predicate import pack_mask, unpack_mask  # noqa: F401  (called by generated code as rt.*)
+from .torch_ref_rng import random  # noqa: F401  (called by generated code as rt.*)
+from .torch_ref_sort import mrgsort, sort32  # noqa: F401  (called by generated code as rt.*)
 
 #: The chip geometry `available_cluster_count()` / `available_aiv_count()` report.
 DEVICE = Device()
 CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 PIPE_TIMEOUT_S = 30.0
+VALID_ATTR = "_plang_valid"
+"""Attribute `slice_` sets on a tensor holding a window's valid part (assemble writes only it)."""
 
 
 # -- elementwise ----------------------------------------------------------------------------
@@ -274,8 +281,11 @@ def load(t: torch.Tensor, offsets, shapes, valid=None, clamp: bool = False) -> t
 
 
 def store(tile: torch.Tensor, offsets, out: torch.Tensor, extent, atomic_add: bool = False) -> torch.Tensor:
-    """Write the tile's first `extent` cells into `out` at offsets, in place; returns out."""
-    src = tile[_window([0] * len(extent), extent)].reshape([int(e) for e in extent])
+    """Write the tile's first `extent` cells into `out` at offsets, in place; returns out (a
+    tile of lower rank than `out` fills its trailing dims)."""
+    lead = [1] * (len(offsets) - len(extent))
+    src = tile[_window([0] * len(extent), extent)].reshape(lead + [int(e) for e in extent])
+    extent = lead + list(extent)
     if src.dtype != out.dtype:  # the store converts, with tile.cast's default rules
         src = cast(src, out.dtype)
     if atomic_add:
@@ -285,11 +295,30 @@ def store(tile: torch.Tensor, offsets, out: torch.Tensor, extent, atomic_add: bo
     return out
 
 
-def assemble(target: torch.Tensor, source: torch.Tensor, offset, atomic_add: bool = False) -> torch.Tensor:
+def assemble(target: torch.Tensor, source: torch.Tensor, offset, atomic_add: bool = False,
+             valid=None) -> torch.Tensor:
+    """`source` (its `valid` region, clipped to `target`) written into `target` at `offset`,
+    converted to its dtype (a source of lower rank fills the trailing dims). A tensor source's
+    valid region is the one `slice_` recorded on it."""
+    valid = valid if valid is not None else getattr(source, VALID_ATTR, None)
+    if valid is not None:
+        keep = [max(0, min(int(v), n, t - int(o)))
+                for v, n, t, o in zip(valid, source.shape, target.shape[target.dim() - source.dim():],
+                                      list(offset)[len(offset) - source.dim():])]
+        source = source[_window([0] * len(keep), keep)]
+    source = source.reshape([1] * (target.dim() - source.dim()) + list(source.shape))
+    if source.dtype != target.dtype:
+        source = cast(source, target.dtype)
     if atomic_add:
         target[_window(offset, source.shape)] += source
     else:
         target[_window(offset, source.shape)] = source
+    return target
+
+
+def expand_clone(source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """`target` overwritten with `source` broadcast to its shape; returns target."""
+    target.copy_(source.expand(target.shape))
     return target
 
 
@@ -326,6 +355,8 @@ def slice_(x: torch.Tensor, shape, offset, valid=None, drop_dims=(), pad: str | 
         w = _window([0] * len(keep), keep)
         out[w] = view[w]
         view = out
+        if valid is not None and not drop_dims:
+            setattr(view, VALID_ATTR, tuple(keep))
     for d in sorted(drop_dims, reverse=True):
         view = view.squeeze(d)
     return view

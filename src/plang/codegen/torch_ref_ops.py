@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import UnsupportedConstructError
 from ..ir.enums import AtomicType, PadValue
 from ..ir.expr import Call
 from ..ir.ops import get_op, ops_where
 from ..ir.ops.system_ops import ORDERING_ONLY
 from ..ir.types import TileType
+from . import torch_ref_indexing, torch_ref_pld, torch_ref_predicate, torch_ref_rng, torch_ref_sort
 
 
 class OpArgs:
@@ -130,11 +130,9 @@ def _register() -> None:
     TABLE["tensor.relu"] = _torch_fn("torch.relu")
     TABLE["tile.relu"] = _torch_fn("torch.relu", "tile")
     TABLE["tile.lrelu"] = lambda a: f"rt.lrelu({a['tile']}, {a['slope']})"
-    both("cmp", lambda a: f"rt.cmp({a['lhs']}, {a['rhs']}, {a.raw('cmp_type')!r})")
-    both("cmps", lambda a: f"rt.cmp({a['lhs']}, {a['rhs']}, {a.raw('cmp_type')!r})")
-    TABLE["tile.sel"] = lambda a: f"torch.where({a['mask']} != 0, {a['lhs']}, {a['rhs']})"
-    TABLE["tile.sels"] = lambda a: (f"torch.where({a['mask']} != 0, {a['src']}, "
-                                    f"torch.tensor({a['scalar']}, dtype={a.dtype}))")
+    TABLE["tensor.cmp"] = TABLE["tensor.cmps"] = lambda a: (f"rt.cmp({a['lhs']}, {a['rhs']}, "
+                                                           f"{a.raw('cmp_type')!r})")
+    torch_ref_predicate.register(TABLE)  # tile.cmp / cmps / sel / sels: packed masks
     both("cast", lambda a: f"rt.cast({a['input']}, {a.dtype}, {a.raw('mode')!r}, "
                            f"{a.raw('saturation_mode')!r})")
     both("expands", lambda a: f"torch.full_like({a['target']}, {a['scalar']})")
@@ -161,6 +159,7 @@ def _register() -> None:
         return f"rt.matmul_acc({a['acc']}, {a['lhs']}, {a['rhs']}, {flags}, {cond})"
 
     TABLE["tile.batch_matmul"] = lambda a: f"rt.matmul({a['lhs']}, {a['rhs']})"
+    TABLE["tile.batch_matmul_acc"] = lambda a: f"({a['acc']} + rt.matmul({a['lhs']}, {a['rhs']}))"
     both("matmul", mm)
     both("matmul_acc", mm_acc)
     TABLE["tile.gemv"] = lambda a: f"rt.matmul({a['lhs']}, {a['rhs']})"
@@ -186,8 +185,13 @@ def _register() -> None:
                 f"{tuple(a.raw('drop_dims') or ())!r}, {_pad(a.raw('pad_value'))}, {bool(a.raw('clamp'))})")
 
     both("slice", slice_)
-    both("assemble", lambda a: f"rt.assemble({a['target']}, {a['source']}, {a['offset']}, "
-                               f"{a.raw('atomic') is AtomicType.Add})")
+    TABLE["tensor.expand_clone"] = lambda a: f"rt.expand_clone({a['input']}, {a['target']})"
+    def assemble(a: OpArgs) -> str:  # only the source's valid region is written, as on the chip
+        valid = a.valid("source") if isinstance(a.values["source"].type, TileType) else "None"
+        return (f"rt.assemble({a['target']}, {a['source']}, {a['offset']}, "
+                f"{a.raw('atomic') is AtomicType.Add}, {valid})")
+
+    both("assemble", assemble)
     both("concat", lambda a: f"torch.cat([{a['src0']}, {a['src1']}], dim=-1)")
     TABLE["tile.fillpad"] = lambda a: (f"rt.fillpad({a['value']}, {a.valid('value')}, "
                                        f"{_pad(a.raw('pad_value'))})")
@@ -252,6 +256,9 @@ def _register() -> None:
     for sync in ("sync_set", "sync_wait", "syncall", *ORDERING_ONLY):  # blocks run one after another
         TABLE[f"system.{sync}"] = lambda a: "None"
     TABLE["system.task_invalid"] = TABLE["system.task_dummy"] = lambda a: "None"  # tasks run in order
+    for name in ("make_context", "async_prefetch", "session"):  # a prefetch changes no value
+        TABLE[f"prefetch.{name}"] = lambda a: "0"
+    TABLE["prefetch.wait"] = lambda a: "True"
     TABLE["system.available_cluster_count"] = lambda a: "rt.DEVICE.clusters"
     TABLE["system.available_aiv_count"] = lambda a: "rt.DEVICE.clusters * rt.DEVICE.aiv_per_cluster"
     # on-core arrays are tuples; an element write builds the new tuple
@@ -268,17 +275,10 @@ def _register() -> None:
     TABLE["tile.reinterpret_view"] = lambda a: (f"{a['data']}.contiguous().view({a.dtype})"
                                                 f".reshape({a.render_dims(a.call.type.shape)})")
     TABLE["tile.set_validshape"] = lambda a: f"{a['tile']}.clone()"
-    for name in ops_where(lambda op: True, "pld"):
-        TABLE[name] = _distributed
-
-
-def _distributed(a: OpArgs) -> str:
-    """`pld.*` ops move data between ranks: the distributed runtime (issue 15) runs them."""
-    raise UnsupportedConstructError(
-        f"{a.call.op.spelling} communicates between ranks and needs the distributed runtime, which "
-        "does not run it yet (issue 15: multi-rank programs); a single chip cannot compute it",
-        a.call.span,
-    )
+    torch_ref_pld.register(TABLE)
+    torch_ref_indexing.register(TABLE)
+    torch_ref_sort.register(TABLE)
+    torch_ref_rng.register(TABLE)
 
 
 _register()

@@ -22,6 +22,8 @@ from ..language.ops import OpNamespace
 from ..language.values import DSLValue, Tensor, TypeSpec, tensor_spec
 
 _WINDOW_MARKER = "window_buffer="
+MODULE_NAMES = ("plang.distributed", "plang.language.distributed")
+"""The names `pld` is imported under (plang's and the reference's import path)."""
 
 
 class DistributedTensor(Tensor):

@@ -20,6 +20,11 @@ class Span:
     def is_known(self) -> bool:
         return self.begin_line > 0
 
+    @property
+    def fields(self) -> tuple:
+        """(filename, begin_line, begin_col, end_line, end_col): `Span(*fields)` rebuilds it."""
+        return tuple(getattr(self, s) for s in Span.__slots__)
+
     def __repr__(self) -> str:
         return f"{self.filename}:{self.begin_line}:{self.begin_col}"
 

@@ -247,3 +247,18 @@ class UnknownType(Type):
 def describe_type(t: Type) -> str:
     """A short user-facing rendering, e.g. `Tile[[64, 64], FP32]`."""
     return as_python(t).replace("pl.", "")
+
+
+def describe_value(v: Any) -> str:
+    """A short user-facing rendering of a value a DSL operand position received: an IR value by
+    its type, a Python value by its kind and repr (only its kind when the repr is the default
+    `<... object at 0x...>`, or the value's own `dsl_description`)."""
+    if hasattr(v, "type") and isinstance(v.type, Type):
+        return describe_type(v.type)
+    own = getattr(v, "dsl_description", None)
+    if isinstance(own, str):
+        return own
+    text = repr(v)
+    if " object at 0x" in text:
+        return f"a Python {type(v).__name__} object"
+    return f"{type(v).__name__} {text}"

@@ -42,8 +42,11 @@ def tensor_meta(value: Any) -> tuple[tuple[int, ...], DataType] | None:
 
 
 def bind(fname: str, specs: list[ParamSpec], dynamic: dict[str, dict[int, Any]],
-         args: tuple, kwargs: dict[str, Any]) -> Binding:
-    """Bind call arguments (or, with no tensor given at all, the annotations alone)."""
+         args: tuple, kwargs: dict[str, Any], call: bool = False) -> Binding:
+    """Bind call arguments (or, with no tensor given at all, the annotations alone).
+
+    `pl.RUNTIME` leaves a scalar unspecialized in `compile` / `lower` / `specialize`, with or
+    without example tensors; a `call` needs every scalar's value."""
     names = [s.name for s in specs]
     if len(args) > len(specs):
         plural = "argument" if len(specs) == 1 else "arguments"
@@ -68,7 +71,7 @@ def bind(fname: str, specs: list[ParamSpec], dynamic: dict[str, dict[int, Any]],
             raise TypeError(f"{fname}(): parameter {spec.name!r} is a tile; tiles live on chip and can "
                             f"only be passed between DSL functions, not from Python")
         if spec.kind == "scalar":
-            scalars[spec.name] = _scalar(fname, spec, value, signature_mode)
+            scalars[spec.name] = _scalar(fname, spec, value, call)
         else:
             tensors[spec.name] = _tensor(fname, spec, dynamic.get(spec.name, {}), value, dyn_values,
                                          signature_mode)
@@ -77,11 +80,11 @@ def bind(fname: str, specs: list[ParamSpec], dynamic: dict[str, dict[int, Any]],
     return Binding(tensors, scalars, dyn_values, key)
 
 
-def _scalar(fname: str, spec: ParamSpec, value: Any, signature_mode: bool) -> Any:
+def _scalar(fname: str, spec: ParamSpec, value: Any, call: bool) -> Any:
     if value is RUNTIME:
-        if not signature_mode:
-            raise TypeError(f"{fname}(): pl.RUNTIME for scalar {spec.name!r} is only accepted when "
-                            f"compiling from the signature (no tensor arguments)")
+        if call:
+            raise TypeError(f"{fname}(): pl.RUNTIME for scalar {spec.name!r} is accepted by "
+                            f"compile() / lower() / specialize(); a call needs its value")
         return RUNTIME
     if value is None:
         raise TypeError(f"{fname}(): scalar parameter {spec.name!r} needs a value or pl.RUNTIME")

@@ -3,15 +3,16 @@ packaged as a runtime `CompiledProgram` (and restored from / saved to the disk c
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..dtypes import DataType
 from ..ir.enums import FunctionType
+from ..ir.expr import ConstInt, Mul, Var
 from ..ir.function import Function, Program
 from ..ir.types import ScalarType, TensorType, dim_value
+from .output_rebinding import check_writebacks
 from .specializer import ReturnPlan
 
 
@@ -22,7 +23,7 @@ def _signature(fn: Function):
     for param, direction in zip(fn.params, fn.param_directions):
         t = param.type
         if isinstance(t, TensorType):
-            shape = tuple(dim_value(d) if dim_value(d) is not None else d.name for d in t.shape)
+            shape = tuple(_dim_spec(d) for d in t.shape)
             specs.append(ParamSpec(param.name, t.dtype, shape, direction))
         elif isinstance(t, ScalarType):
             specs.append(ParamSpec(param.name, t.dtype, None, direction))
@@ -30,6 +31,18 @@ def _signature(fn: Function):
             raise TypeError(f"entry {fn.name}: parameter {param.name!r} of type {t} can not be passed "
                             f"from Python")
     return specs
+
+
+def _dim_spec(d) -> int | str:
+    """A signature dim: its value, a dynamic dim's name, or ``"name*k"`` for a multiple of one
+    (`pl.Tensor[[M * 2, N], ...]`: the tensor's extent gives M = extent / 2)."""
+    if dim_value(d) is not None:
+        return dim_value(d)
+    if isinstance(d, Mul):
+        (var, k) = (d.lhs, d.rhs) if isinstance(d.rhs, ConstInt) else (d.rhs, d.lhs)
+        if isinstance(var, Var) and isinstance(k, ConstInt) and k.value > 0:
+            return f"{var.name}*{k.value}"
+    return getattr(d, "name", None) or str(d)
 
 
 def _entry_name(lowered: Program, entry: str) -> str:
@@ -52,6 +65,7 @@ def build_compiled_program(program: Program | None, lowered: Program, config, en
     from ..runtime.kernel_launch import LaunchableKernel
 
     entry = _entry_name(lowered, entry)
+    check_writebacks(lowered.get(entry), returns.writebacks)
     core = [f for f in lowered.functions.values() if f.func_type.is_core]
     device = config.resolved_device()
     with ThreadPoolExecutor(max_workers=min(4, max(1, len(core)))) as pool:
@@ -109,14 +123,10 @@ def _restore(folder: Path, meta: dict):
     from ..runtime.compiled import CompiledProgram, ParamSpec
     from ..runtime.kernel_launch import LaunchableKernel
 
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {}  # `meta` is sealed: `disk_cache.load` checked it and every file
     exec(compile(meta["orchestration"], f"<orchestration {meta['entry']}>", "exec"), namespace)
-    kernels = {}
-    for name in meta["kernels"]:
-        path = str(folder / name)
-        if not os.path.exists(path):
-            return None
-        kernels[name] = LaunchableKernel(load_kernel(path), meta["aiv_lanes"])
+    kernels = {name: LaunchableKernel(load_kernel(str(folder / name)), meta["aiv_lanes"])
+               for name in meta["kernels"]}
     signature = [ParamSpec(n, DataType.from_name(d), None if s is None else tuple(s),
                            ParamDirection(direction)) for n, d, s, direction in meta["signature"]]
     compiled = CompiledProgram(meta["entry"], signature, namespace[meta["entry"]], kernels,

@@ -3,12 +3,16 @@
 Call path: fast key (each argument's shape/dtype or scalar value + config) → in-memory
 `CompiledProgram`; on a miss, bind (checks every argument against its annotation) →
 specialization key → memory cache → disk cache → specialize, parse, lower, generate code.
+The memory cache keeps the `$PLANG_JIT_CACHE_ENTRIES` (default 128) most recently used
+specializations of each entry; an evicted one comes back from the disk cache.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import threading
+from collections import OrderedDict
 from typing import Any, Callable
 
 from ..ir.enums import ParamDirection
@@ -38,7 +42,7 @@ class JITFunction:
         self.auto_scope = True if auto_scope is None else auto_scope
         self._source: FunctionSource | None = None
         self._deps: list[JITFunction] | None = None
-        self._cache: dict[tuple, Any] = {}
+        self._cache: OrderedDict[tuple, Any] = OrderedDict()  # least recently used first
         self._fast: dict[tuple, Any] = {}
         self._lock = threading.Lock()
         self._building: dict[tuple, threading.Event] = {}
@@ -85,8 +89,8 @@ class JITFunction:
         return f"<pl.jit{'' if self.kind == 'orchestration' else '.' + self.kind} {self.name}>"
 
     # -- specialization ------------------------------------------------------------------
-    def _bind(self, args: tuple, kwargs: dict) -> Binding:
-        return bind(self.name, self.source.params, self.source.bound_dynamic, args, kwargs)
+    def _bind(self, args: tuple, kwargs: dict, call: bool = False) -> Binding:
+        return bind(self.name, self.source.params, self.source.bound_dynamic, args, kwargs, call)
 
     def specialize(self, *args: Any, **kwargs: Any):
         """Pre-pass `ir.Program` for these arguments (no passes, no codegen, cache untouched)."""
@@ -116,9 +120,16 @@ class JITFunction:
         return self.compile(*args, config=config, **kwargs)  # kernels are built eagerly
 
     def _compiled(self, binding: Binding, config):
+        return self._compiled_with_key(binding, config)[0]
+
+    def _compiled_with_key(self, binding: Binding, config) -> tuple[Any, tuple]:
         key = (source_key(self), binding.key, constants_key(self), config.compile_key())
+        return self._compiled_at(key, binding, config), key
+
+    def _compiled_at(self, key: tuple, binding: Binding, config):
         hit = self._cache.get(key)
         if hit is not None:
+            self._touch(key)
             return hit
         with self._lock:
             hit = self._cache.get(key)
@@ -130,10 +141,13 @@ class JITFunction:
                 event = self._building[key] = threading.Event()
         if not owner:
             event.wait()
-            return self._compiled(binding, config)
+            return self._compiled_at(key, binding, config)
         try:
+            limit = memory_cache_entries()
             compiled = compile_binding(self, binding, config, key)
-            self._cache[key] = compiled
+            with self._lock:
+                self._cache[key] = compiled
+                self._evict(limit)
             return compiled
         finally:
             with self._lock:
@@ -147,16 +161,29 @@ class JITFunction:
                             f"@pl.jit entry")
         fast_key = _fast_key(args, kwargs, config)
         hit = self._fast.get(fast_key) if fast_key is not None else None
-        if hit is not None and self._constants_unchanged(hit[1]):
-            compiled = hit[0]
+        if hit is not None and self._cache.get(hit[2]) is hit[0] and self._constants_unchanged(hit[1]):
+            compiled = hit[0]  # (still in the specialization cache: eviction drops it)
+            self._touch(hit[2])
         else:
-            compiled = self._compiled(self._bind(args, kwargs), run_config(config))
+            compiled, key = self._compiled_with_key(self._bind(args, kwargs, call=True), run_config(config))
             if fast_key is not None:
                 if len(self._fast) >= _FAST_ENTRIES:  # e.g. a dynamic dim taking many sizes
                     self._fast.clear()
                 snapshot = tuple((fn, name, live_value(fn, name)) for fn, name in constant_names(self))
-                self._fast[fast_key] = (compiled, snapshot)
+                self._fast[fast_key] = (compiled, snapshot, key)
         return compiled(*self._positional(compiled, args, kwargs), config=config)
+
+    def _touch(self, key: tuple) -> None:
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:  # evicted meanwhile by another thread
+            pass
+
+    def _evict(self, limit: int) -> None:
+        """Drop the least recently used specializations beyond `limit` (under `_lock`)."""
+        while len(self._cache) > limit:
+            old, _ = self._cache.popitem(last=False)
+            self._fast = {k: v for k, v in self._fast.items() if v[2] != old}
 
     def _positional(self, compiled, args: tuple, kwargs: dict) -> list:
         """The call's values in the compiled signature's order (specialized scalars dropped)."""
@@ -179,6 +206,19 @@ class JITFunction:
 _FAST_ENTRIES = 4096  # exact-argument entries kept per kernel in front of the specialization cache
 
 
+def memory_cache_entries() -> int:
+    """`$PLANG_JIT_CACHE_ENTRIES` (default 128): compiled specializations each `@pl.jit` entry
+    keeps in memory."""
+    text = os.environ.get("PLANG_JIT_CACHE_ENTRIES", "128")
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"PLANG_JIT_CACHE_ENTRIES must be a positive integer, got {text!r}")
+    return value
+
+
 def _fast_key(args: tuple, kwargs: dict, config) -> tuple | None:
     parts: list[Any] = [config.compile_key() if config is not None else None]
     for a in args:
@@ -197,7 +237,7 @@ def _fast_key(args: tuple, kwargs: dict, config) -> tuple | None:
 
 
 class _JITDecorator:
-    """`pl.jit`, `pl.jit(auto_scope=False)`, `pl.jit.incore`, `pl.jit.inline`."""
+    """`pl.jit`, `pl.jit(auto_scope=False)`, `pl.jit.incore`, `pl.jit.inline`, `pl.jit.host`."""
 
     def __call__(self, func: Callable | None = None, *, auto_scope: bool | None = None):
         if func is None:
@@ -213,6 +253,12 @@ class _JITDecorator:
         if func is None:
             return lambda f: JITFunction(f, "incore")
         return JITFunction(func, "incore")
+
+    def host(self, func: Callable):
+        """`@pl.jit.host`: a HOST orchestrator dispatching `@pl.jit` programs per rank."""
+        from ..distributed.host import HostFunction
+
+        return HostFunction(func)
 
     def inline(self, func: Callable | None = None, *, auto_scope: bool | None = None):
         if func is None:

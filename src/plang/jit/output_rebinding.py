@@ -11,10 +11,14 @@ with the same error class (a rebinding the program reads in between, such as
 from __future__ import annotations
 
 import ast
+from typing import Iterable
 
 from ..backend.pto_backend import PartialCodegenError
 from ..ir.enums import ParamDirection
+from ..ir.function import Function
 from ..ir.span import Span
+from ..ir.stmt import Return, flatten
+from ..ir.types import TensorType, describe_type, static_shape
 from .source import FunctionSource
 
 
@@ -64,3 +68,28 @@ def _error(src: FunctionSource, st: ast.stmt, name: str, earlier: ast.stmt) -> D
     err.span = Span(src.filename, line, st.col_offset, line, st.end_col_offset or st.col_offset)
     err.source_line = text
     return err
+
+
+class OutputTypeError(PartialCodegenError):
+    """An Out / InOut parameter whose final value (what the entry returns for it) has another
+    shape or dtype than the parameter: it cannot be written back into the caller's tensor."""
+
+
+def check_writebacks(entry: Function, writebacks: Iterable[tuple[int, str]]) -> None:
+    """Each (result position, parameter name) of `writebacks` has the parameter's dtype and,
+    where both are static, its shape."""
+    params = {p.name: p for p in entry.params}
+    body = flatten(entry.body)
+    where = body[-1].span if body and isinstance(body[-1], Return) else entry.span
+    for pos, name in writebacks:
+        if name not in params or pos >= len(entry.return_types):
+            continue
+        got, want = entry.return_types[pos], params[name].type
+        if not (isinstance(got, TensorType) and isinstance(want, TensorType)):
+            continue
+        shapes = static_shape(got.shape), static_shape(want.shape)
+        if got.dtype is not want.dtype or None not in shapes and shapes[0] != shapes[1]:
+            err = OutputTypeError(f"{entry.name}: the final value of output parameter {name!r} is "
+                                  f"{describe_type(got)}, but the parameter is {describe_type(want)}")
+            err.span = where
+            raise err

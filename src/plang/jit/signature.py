@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..dtypes import DataType
+from ..errors import JitSignatureError
 from ..ir.enums import ParamDirection, TensorLayout
+from ..ir.span import Span
 from ..language.facade import facade
 from ..pyast import compile_ast
 
@@ -56,6 +58,7 @@ class ParamSpec:
     default: Any = None
     lineno: int = 0
     text: str = ""  # the annotation as written (tiles are passed through unchanged)
+    distributed: bool = False  # a window-bound pld.DistributedTensor
 
     @property
     def fully_annotated(self) -> bool:
@@ -73,7 +76,7 @@ def read_params(fdef: ast.FunctionDef, namespace: Mapping[str, Any], filename: s
             continue
         line = a.lineno + line_offset
         if a.annotation is None:
-            raise TypeError(f"{filename}:{line}: parameter {a.arg!r} of {fdef.name!r} needs an "
+            raise _error(filename, line, f"parameter {a.arg!r} of {fdef.name!r} needs an "
                             f"annotation such as pl.Tensor or pl.Scalar[pl.INT32]")
         default = _eval(d, namespace) if d is not None else None
         specs.append(_read(a.arg, a.annotation, namespace, filename, line, default))
@@ -97,11 +100,11 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
         dtype = _eval(parts[1], ns) if len(parts) > 1 else None
         layout = _eval(parts[2], ns) if len(parts) > 2 else TensorLayout.ND
         if not isinstance(shape, (list, tuple)) or not isinstance(dtype, DataType):
-            raise TypeError(f"{filename}:{line}: parameter {name!r}: expected pl.Tensor[[dims], dtype]")
+            raise _error(filename, line, f"parameter {name!r}: expected pl.Tensor[[dims], dtype]")
         return ParamSpec(name, "tensor", direction, tuple(shape), dtype, layout, default, line)
     if kind == "Tile":
         if not isinstance(node, ast.Subscript):
-            raise TypeError(f"{filename}:{line}: parameter {name!r}: a tile parameter needs its full type, "
+            raise _error(filename, line, f"parameter {name!r}: a tile parameter needs its full type, "
                             f"e.g. pl.Tile[[64, 64], pl.FP32]")
         return ParamSpec(name, "tile", direction, None, None, default=default, lineno=line,
                          text=ast.unparse(node))
@@ -113,7 +116,7 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
         return ParamSpec(name, "scalar", direction, None, alias, default=default, lineno=line)
     if alias is not None:  # a name bound to an annotation, e.g. `T = pl.Tensor[[64, 64], pl.FP32]`
         return _from_type_spec(name, alias, direction, default, line)
-    raise TypeError(f"{filename}:{line}: parameter {name!r}: @pl.jit parameters must be annotated "
+    raise _error(filename, line, f"parameter {name!r}: @pl.jit parameters must be annotated "
                     f"pl.Tensor, pl.Out[...], pl.InOut[...], pl.Scalar[...], a dtype such as pl.FP32 "
                     f"or (in @pl.jit.inline / @pl.jit.incore helpers) pl.Tile[...], got {ast.unparse(node)}")
 
@@ -131,7 +134,7 @@ def _eval_alias(node: ast.expr, ns: Mapping[str, Any]) -> Any:
 
 def _from_type_spec(name: str, spec: Any, direction: ParamDirection, default: Any, line: int) -> ParamSpec:
     from ..ir.printer import python_print
-    from ..ir.types import ScalarType, TensorType, TileType, dim_value
+    from ..ir.types import DistributedTensorType, ScalarType, TensorType, TileType, dim_value
     from ..language.values import DynVar
 
     if spec.direction is not ParamDirection.In:
@@ -139,7 +142,8 @@ def _from_type_spec(name: str, spec: Any, direction: ParamDirection, default: An
     t = spec.type
     if isinstance(t, TensorType):
         dims = tuple(dim_value(d) if dim_value(d) is not None else DynVar(d.name) for d in t.shape)
-        return ParamSpec(name, "tensor", direction, dims, t.dtype, t.layout, default, line)
+        return ParamSpec(name, "tensor", direction, dims, t.dtype, t.layout, default, line,
+                         distributed=isinstance(t, DistributedTensorType))
     if isinstance(t, ScalarType):
         return ParamSpec(name, "scalar", direction, None, t.dtype, default=default, lineno=line)
     if isinstance(t, TileType):
@@ -154,6 +158,10 @@ def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return ""
+
+
+def _error(filename: str, line: int, message: str) -> JitSignatureError:
+    return JitSignatureError(message, Span(filename, line))
 
 
 def _eval(node: ast.expr, ns: Mapping[str, Any]) -> Any:

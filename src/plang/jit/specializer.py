@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import pyast
+from ..distributed import MODULE_NAMES
+from ..errors import JitSignatureError
 from ..ir.enums import ParamDirection
+from ..ir.span import Span
 from .binding import Binding, TensorShape
 from .output_rebinding import check_output_rebinding
 from .signature import RUNTIME, ParamSpec
@@ -68,7 +71,7 @@ def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
     for name, value in binding.scalars.items():
         if value is not RUNTIME:
             constants[name] = repr(value)
-    out = ["import plang as pl", ""]
+    out = ["import plang as pl", *_distributed_imports(functions), ""]
     for fn in functions:
         for name, lit in _free_constants(fn, {d.name for d in functions}).items():
             if constants.setdefault(name, lit) != lit:
@@ -89,12 +92,23 @@ def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
     return Specialized("\n".join(out) + "\n", source_map, tuple(sorted(constants.items())), returns)
 
 
+def _distributed_imports(functions: list[JITFunction]) -> list[str]:
+    """`import plang.distributed as <alias>` for each alias the functions' modules bind (the
+    bodies are copied verbatim), `pld` when only annotations need it."""
+    aliases = {name for fn in functions for name, value in fn.source.namespace.items()
+               if getattr(value, "__name__", None) in MODULE_NAMES}
+    if any(p.distributed for fn in functions for p in fn.source.params):
+        aliases.add("pld")
+    return [f"import plang.distributed as {a}" for a in sorted(aliases)]
+
+
 def _annotation(spec: ParamSpec, shape: TensorShape | None, scalar_dtype) -> str:
     if spec.kind == "scalar":
         return f"pl.Scalar[{scalar_dtype}]"
     dims = ", ".join(str(d) for d in shape.dims)
     layout = "" if spec.layout.name == "ND" else f", pl.{spec.layout.name}"
-    text = f"pl.Tensor[[{dims}], {shape.dtype}{layout}]"
+    kind = "pld.DistributedTensor" if spec.distributed else "pl.Tensor"
+    text = f"{kind}[[{dims}], {shape.dtype}{layout}]"
     if spec.direction is ParamDirection.Out:
         return f"pl.Out[{text}]"
     if spec.direction is ParamDirection.InOut:
@@ -130,9 +144,10 @@ def _dep_annotations(fn: JITFunction, functions: list[JITFunction],
         else:
             text = _from_call_site(fn, i, spec, functions, known)
             if text is None:
-                raise TypeError(f"{src.filename}:{spec.lineno}: cannot infer the shape of parameter "
-                                f"{spec.name!r} of {fn.name}: pass a parameter of the caller directly "
-                                f"or annotate it fully as pl.Tensor[[dims], dtype]")
+                raise JitSignatureError(f"cannot infer the shape of parameter "
+                                        f"{spec.name!r} of {fn.name}: pass a parameter of the caller "
+                                        f"directly or annotate it fully as pl.Tensor[[dims], dtype]",
+                                        Span(src.filename, spec.lineno))
             ann[spec.name] = text
     return ann
 
@@ -156,7 +171,7 @@ def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: lis
             if not isinstance(arg, ast.Name):
                 continue
             inner = _strip_direction(caller_ann[arg.id]) if arg.id in caller_ann else \
-                _created_tensor(caller, arg.id)
+                _created_tensor(caller, arg.id) or _sliced_view(caller, arg.id, caller_ann)
             if inner is not None:
                 if spec.direction is ParamDirection.Out:
                     return f"pl.Out[{inner}]"
@@ -186,6 +201,44 @@ def _created_tensor(fn: JITFunction, name: str) -> str | None:
             return None
         if isinstance(dims, (list, tuple)) and all(isinstance(d, int) for d in dims):
             return f"pl.Tensor[[{', '.join(map(str, dims))}], {dt}]"
+    return None
+
+
+def _sliced_view(fn: JITFunction, name: str, ann: dict[str, str]) -> str | None:
+    """The annotation of a local made by subscript sugar `name = param[a:b, ...]` over a
+    parameter whose annotation is static (each slice `a:b` keeps `b - a` rows, an index 1)."""
+    from .signature import _eval
+
+    for node in ast.walk(fn.source.fdef):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+                and isinstance(node.value, ast.Subscript) and isinstance(node.value.value, ast.Name)
+                and node.value.value.id in ann):
+            continue
+        base = ast.parse(_strip_direction(ann[node.value.value.id]), mode="eval").body
+        if not (isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Tuple)
+                and isinstance(base.slice.elts[0], ast.List)):
+            return None
+        dims = [d.value if isinstance(d, ast.Constant) else None for d in base.slice.elts[0].elts]
+        index = node.value.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if None in dims or len(parts) > len(dims):
+            return None
+        try:
+            for axis, part in enumerate(parts):
+                if isinstance(part, ast.Slice):
+                    if part.step is not None:
+                        return None
+                    lo = _eval(part.lower, fn.source.namespace) if part.lower else 0
+                    hi = _eval(part.upper, fn.source.namespace) if part.upper else dims[axis]
+                    dims[axis] = min(hi, dims[axis]) - lo
+                else:
+                    _eval(part, fn.source.namespace)
+                    dims[axis] = 1
+        except Exception:
+            return None
+        rest = ", ".join(ast.unparse(e) for e in base.slice.elts[1:])
+        return f"pl.Tensor[[{', '.join(map(str, dims))}], {rest}]"
     return None
 
 

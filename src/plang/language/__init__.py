@@ -33,7 +33,7 @@ from .constructs import (
 )
 from .decorators import InlineFunction, function, inline, loads, loads_program, parse, parse_program, program
 from .ops import *  # noqa: F403  (the unified op wrappers and op namespaces)
-from .ops import UNIFIED_NAMES, array, scalar, system, tensor, tile
+from .ops import UNIFIED_NAMES, array, prefetch, scalar, system, tensor, tile
 from .values import (
     Array,
     DSLValue,
@@ -112,6 +112,7 @@ __all__ = [
     "tile",
     "tensor",
     "system",
+    "prefetch",
     "array",
     "scalar",
     *UNIFIED_NAMES,

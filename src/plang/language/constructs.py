@@ -13,7 +13,7 @@ from ..dtypes import DataType
 from ..errors import ParserSyntaxError
 from ..ir.enums import SplitMode
 from .dispatch import active_state, current_span, is_parsing
-from .values import wrap
+from .values import int_literal, wrap
 
 
 def _construct(kind: str, usage: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -221,7 +221,7 @@ def const(value: int | float, dtype: DataType) -> Any:
     """A constant of an explicit dtype; outside a DSL body it returns `value` unchanged."""
     if not is_parsing():
         return value
-    from ..ir.expr import ConstFloat, ConstInt
+    from ..ir.expr import ConstFloat
 
     if not isinstance(dtype, DataType):
         raise ParserSyntaxError(f"pl.const needs a dtype such as pl.INT32, got {dtype!r}")
@@ -231,7 +231,7 @@ def const(value: int | float, dtype: DataType) -> Any:
         return wrap(ConstFloat(value, dtype, current_span()))
     if isinstance(value, float):
         raise ParserSyntaxError(f"pl.const({value!r}, {dtype!r}): a float value needs a float dtype")
-    return wrap(ConstInt(value, dtype, current_span()))
+    return wrap(int_literal(value, dtype, current_span()))
 
 
 def is_construct(obj: Any, kind: str | None = None) -> bool:

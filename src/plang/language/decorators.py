@@ -246,8 +246,19 @@ def _module_items(code: str, filename: str, source_map: dict | None) -> list[Fun
     return items
 
 
+def _executes_python(fn: Callable) -> Callable:
+    """Mark an entry point that executes Python source text: a DSL body may not call it."""
+    fn.pl_executes_python = True  # type: ignore[attr-defined]
+    return fn
+
+
+@_executes_python
 def parse(code: str, filename: str = "<string>", source_map: dict | None = None) -> Function | Program:
-    """Parse DSL source text holding one `@pl.program` class or one `@pl.function`."""
+    """Parse DSL source text holding one `@pl.program` class or one `@pl.function`.
+
+    Trusted input only: the text's module-level statements (imports, constants, helpers,
+    decorator expressions) run as ordinary Python, with full builtins, to build the names the
+    DSL bodies read. The DSL bodies themselves are only parsed, never run."""
     try:
         items = _module_items(code, filename, source_map)
     except ParserError as e:
@@ -264,18 +275,22 @@ def parse(code: str, filename: str = "<string>", source_map: dict | None = None)
     return programs[0] if programs else items[0]
 
 
+@_executes_python
 def loads(filepath: str | Path) -> Function | Program:
-    """Parse the DSL function or program in a file."""
+    """Parse the DSL function or program in a file; like `parse`, this runs the file's
+    module-level Python (trusted input only)."""
     path = Path(filepath)
     return parse(path.read_text(), str(path))
 
 
+@_executes_python
 def parse_program(code: str, filename: str = "<string>") -> Program:
     """Deprecated: use `pl.parse`."""
     warnings.warn("pl.parse_program is deprecated; use pl.parse", DeprecationWarning, stacklevel=2)
     return _require_program(parse(code, filename))
 
 
+@_executes_python
 def loads_program(filepath: str | Path) -> Program:
     """Deprecated: use `pl.loads`."""
     warnings.warn("pl.loads_program is deprecated; use pl.loads", DeprecationWarning, stacklevel=2)

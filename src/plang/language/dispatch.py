@@ -18,7 +18,6 @@ from ..errors import (
     ParserNameError,
     ParserSyntaxError,
     ParserTypeError,
-    UnsupportedConstructError,
     raised_by_plang,
 )
 from ..ir import expr as E
@@ -26,7 +25,9 @@ from ..ir.enums import SplitMode
 from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
 from ..ir.span import NO_SPAN, Span
 from ..ir.types import ScalarType, TensorType, TileType
+from . import values as _values
 from .extents import constant_extent
+from .indexing_forms import indexing_form
 from .values import DSLValue, Operators, Scalar, ShapedValue, Tensor, Tile, register_operators, wrap
 
 
@@ -82,8 +83,9 @@ def _normalize_attr(v: Any) -> Any:
     return v
 
 
-def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue:
-    """A typed call of registered op `name`, deduction errors raised as `ParserTypeError`."""
+def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue | tuple[DSLValue, ...]:
+    """A typed call of registered op `name` (a tuple of calls for the compare form of gather),
+    deduction errors raised as `ParserTypeError`."""
     state = active_state(f"pl.{name}")
     op = REGISTRY.get(name)
     if op is None:
@@ -97,13 +99,14 @@ def call_op(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> DSLValue:
         kwargs["attrs"] = {k: _normalize_attr(v) for k, v in kwargs["attrs"].items()}
     if name in SPLIT_CROSSINGS:
         kwargs = _with_region_mode(state, op.short_name, kwargs, op.namespace)
-    if op.short_name in ("gather", "scatter"):
-        args, kwargs = _indexing_args(op.short_name, args, kwargs)
+    forms = [(op, args, kwargs)]
+    if op.short_name in ("gather", "scatter", "scatter_update"):
+        forms = indexing_form(op, args, kwargs)
     try:
-        call = make_call(op, args, kwargs, state.span)
+        calls = [wrap(make_call(o, a, k, state.span)) for o, a, k in forms]
     except (OpTypeError, OpValueError) as e:
         raise ParserTypeError(str(e)) from None
-    return wrap(call)
+    return calls[0] if len(calls) == 1 else tuple(calls)
 
 
 SPLIT_CROSSINGS = frozenset({"tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather"})
@@ -165,27 +168,6 @@ def _outlined_crossing(state: ParseState, short: str, kwargs: dict[str, Any]) ->
     return {**kwargs, "mode": SplitMode(split)}
 
 
-_HARDWARE_FORMS = {"mask_pattern": "mask", "output_dtype": "mask", "dst": "mask", "kvalue": "compare",
-                   "cmp_mode": "compare", "out_cols": "compare", "offset": "compare",
-                   "count_dtype": "compare"}
-
-
-def _indexing_args(short: str, args: list, kwargs: dict[str, Any]) -> tuple[list, dict[str, Any]]:
-    """`pl.gather(x, 1, idx)` / `pl.scatter(x, -1, idx, src)`: a positional int is the axis."""
-    for key in kwargs:
-        if key in _HARDWARE_FORMS:
-            raise UnsupportedConstructError(
-                f"the {_HARDWARE_FORMS[key]} form of pl.{short} ({key}=) drives Ascend hardware patterns and "
-                "is not available on the CPU backend",
-                hint=f"use the index form, e.g. pl.{short}(x, dim=-1, index=idx"
-                + (", src=values)" if short == "scatter" else ")"),
-            )
-    if len(args) >= 2 and isinstance(args[1], int) and not isinstance(args[1], bool) and "dim" not in kwargs:
-        kwargs = {**kwargs, "dim": args[1]}
-        args = [args[0], *args[2:]]
-    return args, kwargs
-
-
 def _is_attr(op: Any, name: str) -> bool:
     try:
         return op.param(name).kind == "attr"
@@ -229,7 +211,8 @@ SCALAR_EXPRS: dict[str, Callable[..., E.Expr]] = {
     "or": E.Or,
 }
 
-_OP_ALIASES = {"create_tile": ("tile.create",), "create_tensor": ("tensor.create",)}
+_OP_ALIASES = {"create_tile": ("tile.create",), "create_tensor": ("tensor.create",),
+               "random": ("tensor.random",)}  # as the reference's pl.random, in kernels too
 
 
 def namespace_of(v: Any) -> str | None:
@@ -315,7 +298,7 @@ def literal(v: Any, other: DataType | None) -> E.Expr | None:
     if isinstance(v, bool):
         return E.ConstBool(v, span)
     if isinstance(v, int):
-        return E.ConstInt(v, other if other is not None and other.is_int else INDEX, span)
+        return _values.int_literal(v, other if other is not None and other.is_int else INDEX, span)
     if isinstance(v, float):
         return E.ConstFloat(v, other if other is not None and other.is_float else FP32, span)
     return None
@@ -340,6 +323,15 @@ def scalar_binary(name: str, lhs: Any, rhs: Any) -> Any:
     if not isinstance(lhs, DSLValue) and not isinstance(rhs, DSLValue):
         return _fold(name, lhs, rhs)
     a, b = _scalar_operand(lhs, rhs), _scalar_operand(rhs, lhs)
+    if name == "pow" and isinstance(b, E.ConstInt) and b.value < 0 and not a.type.dtype.is_float:
+        raise ParserTypeError(f"an integer raised to the negative power {b.value} is not an integer; "
+                              "cast the base to a float dtype first")
+    if name in ("shl", "shr"):  # a << b is a * 2 ** b; a >> b is a // 2 ** b (arithmetic shift)
+        if a.type.dtype.is_float or b.type.dtype.is_float:
+            raise ParserTypeError(f"operator {_SYMBOLS[name]!r} takes integers, got {a.type.dtype.name} and "
+                                  f"{b.type.dtype.name}")
+        scale = E.Pow(_scalar_operand(2, b), b, span=current_span())
+        return wrap((E.Mul if name == "shl" else E.FloorDiv)(a, scale, span=current_span()))
     return wrap(SCALAR_EXPRS[name](a, b, span=current_span()))
 
 
@@ -351,6 +343,8 @@ _PY_OPS = {
     "floordiv": operator.floordiv,
     "mod": operator.mod,
     "pow": operator.pow,
+    "shl": operator.lshift,
+    "shr": operator.rshift,
     "min": min,
     "max": max,
     "minimum": min,
@@ -361,20 +355,24 @@ _PY_OPS = {
     "le": operator.le,
     "gt": operator.gt,
     "ge": operator.ge,
+    "neg": operator.neg,
+    "not": operator.not_,
 }
 
 
-def _fold(name: str, a: Any, b: Any) -> Any:
+def _fold(name: str, *operands: Any) -> Any:
+    """`name` of Python values, evaluated now; an error is the user's, at their expression."""
     try:
-        return _PY_OPS[name](a, b)
+        return _PY_OPS[name](*operands)
     except (ArithmeticError, TypeError) as e:
         if raised_by_plang(e):
             raise
-        raise ParserTypeError(f"cannot evaluate {name} of {a!r} and {b!r} at parse time: {e}") from None
+        raise ParserTypeError(f"cannot evaluate {name} of {' and '.join(map(_describe, operands))} at "
+                              f"parse time: {e}") from None
 
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%", "pow": "**",
-            "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+            "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _CMP_TYPES = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}  # the cmp ops' cmp_type codes
 _MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
@@ -495,7 +493,7 @@ def unary_operator(name: str, v: Any) -> Any:
             raise ParserTypeError("`not` of a tile / tensor is not supported", hint="use pl.not_(x)")
         return unified_call(name, (v,), {})
     if not isinstance(v, DSLValue):
-        return (-v) if name == "neg" else (not v)
+        return _fold(name, v)
     cls = E.Neg if name == "neg" else E.Not
     return wrap(cls(_scalar_operand(v, None), current_span()))
 

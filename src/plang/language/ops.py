@@ -7,17 +7,20 @@ from typing import Any, Callable
 
 from ..errors import UnsupportedConstructError
 from ..ir.ops import REGISTRY
+from ..ir.ops.masks import MaskPattern
+from .composed import COMPOSED
 from .dispatch import active_state, call_op, op_by_spelling, scalar_cast_call, unified_call
 
 SPELLINGS: tuple[str, ...] = (
     "aic_initialize_pipe", "aiv_initialize_pipe", "create_l1", "create_tensor", "create_tile",
     "expand_clone", "fillpad_expand", "gather_row", "gatherb", "import_peer_buffer", "matmul_mx",
-    "matmul_mx_acc", "matmul_mx_bias", "max", "mgather", "min", "mrgsort", "mscatter", "paged_gather",
-    "part_add", "part_max", "part_min", "part_mul", "quant_mx", "random", "reinterpret_view",
-    "reserve_buffer", "scatter_update", "set_validshape", "sort32", "tmov_x2zz",
+    "matmul_mx_acc", "matmul_mx_bias", "max", "mgather", "min", "paged_gather",
+    "part_add", "part_max", "part_min", "part_mul", "quant_mx", "reinterpret_view",
+    "reserve_buffer", "set_validshape", "tmov_x2zz",
 )
 """Documented `pl.<name>` spellings that are no op's short name: aliases the dispatcher maps
-to an op (`create_tile` -> `tile.create`, `min` -> a scalar min or `tile.minimum`, ...) and
+to an op (`create_tile` -> `tile.create`, `min` -> a scalar min or `tile.minimum`, ...),
+compositions of ops (`composed.COMPOSED`: `gather_row`, `paged_gather`, `create_l1`) and
 reference names with no CPU meaning (`ASCEND_ONLY`)."""
 
 UNIFIED_NAMES: tuple[str, ...] = tuple(sorted(
@@ -36,8 +39,11 @@ ASCEND_ONLY: dict[str, str] = {
 """Reference names for Ascend-only machinery with no CPU meaning (the MX formats have no CPU
 implementation), so calling them is an error."""
 
-OP_ALIASES: dict[str, str] = {"tile.ci": "tile.arange", "tensor.ci": "tensor.arange"}
-"""Namespace spellings of the reference that name another op (`pl.tile.ci` is `tile.arange`)."""
+OP_ALIASES: dict[str, str] = {"tile.ci": "tile.arange", "tensor.ci": "tensor.arange",
+                              "tile.fillpad_inplace": "tile.fillpad"}
+"""Namespace spellings of the reference that name another op (`pl.tile.ci` is `tile.arange`;
+`pl.tile.fillpad_inplace` is `tile.fillpad`: reusing the input's buffer is a placement choice,
+the values are the same)."""
 
 
 def _unified(name: str) -> Callable[..., Any]:
@@ -50,6 +56,8 @@ def _unified(name: str) -> Callable[..., Any]:
                 f"{spelling} ({ASCEND_ONLY[name]}) is Ascend-only machinery and is not available on the "
                 "CPU backend"
             )
+        if name in COMPOSED:
+            return COMPOSED[name](*args, **kwargs)
         spelled = op_by_spelling(spelling)
         if spelled is not None:
             return call_op(spelled, args, kwargs)
@@ -68,12 +76,14 @@ def _unified(name: str) -> Callable[..., Any]:
 
 
 class OpNamespace:
-    """`pl.tile`, `pl.tensor`, `pl.system`, ...: every registered op of one namespace."""
+    """`pl.tile`, `pl.tensor`, `pl.system`, ...: every registered op of one namespace, plus
+    `members` (constants such as `pl.tile.MaskPattern`)."""
 
-    def __init__(self, prefix: str, spelling: str = "") -> None:
+    def __init__(self, prefix: str, spelling: str = "", members: dict[str, Any] | None = None) -> None:
         self._prefix = prefix
         self._spelling = spelling or f"pl.{prefix}"
         self._cache: dict[str, Callable[..., Any]] = {}
+        self.__dict__.update(members or {})
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         full = f"{self._prefix}.{name}"
@@ -99,9 +109,10 @@ class OpNamespace:
         return f"<{self._spelling} op namespace>"
 
 
-tile = OpNamespace("tile")
+tile = OpNamespace("tile", members={"MaskPattern": MaskPattern})
 tensor = OpNamespace("tensor")
 system = OpNamespace("system")
+prefetch = OpNamespace("prefetch")
 array = OpNamespace("array")
 scalar = OpNamespace("scalar")
 
@@ -110,4 +121,5 @@ for _name in UNIFIED_NAMES:
     _g[_name] = _unified(_name)
 del _g, _name
 
-__all__ = ["OpNamespace", "UNIFIED_NAMES", "array", "scalar", "system", "tensor", "tile", *UNIFIED_NAMES]
+__all__ = ["OpNamespace", "UNIFIED_NAMES", "array", "prefetch", "scalar", "system", "tensor", "tile",
+           *UNIFIED_NAMES]

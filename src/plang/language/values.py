@@ -13,7 +13,7 @@ from ..dtypes import INDEX, TASK_ID, DataType
 from ..errors import ParserTypeError
 from ..ir import types as ir_types
 from ..ir.enums import MemorySpace, PadValue, ParamDirection, TensorLayout, TileLayout
-from ..ir.expr import Expr, Var
+from ..ir.expr import ConstInt, Expr, Var
 from ..ir.span import Span
 from ..ir.types import (
     ArrayType,
@@ -77,13 +77,16 @@ class TensorView:
 
 class MemRef:
     """`pl.MemRef(base, byte_offset, size)` / `pl.MemRef("name", slots=N)[k]` in a tensor or tile
-    annotation: where its memory lives (placement only; the CPU backend allocates itself)."""
+    annotation: where its memory lives (placement only; the CPU backend allocates itself).
+    `name = pl.MemRef(slots=N)` declares an allocation named after the variable it is bound to."""
 
     __slots__ = ("memref",)
 
     def __init__(self, base: Any = None, byte_offset: Any = None, size: Any = None, *,
                  slots: int = 1, slot: Any = None) -> None:
-        if isinstance(base, DSLValue) and isinstance(base.type, PtrType):
+        if base is None and byte_offset is None and size is None:
+            base = ""  # named by the variable it is read through (`named`)
+        elif isinstance(base, DSLValue) and isinstance(base.type, PtrType):
             base = base.unwrap()
         elif not isinstance(base, str) or not base:
             raise ParserTypeError(
@@ -99,6 +102,14 @@ class MemRef:
         offset = None if byte_offset is None else ir_types.as_dim(_dim(byte_offset))
         self.memref = ir_types.MemRef(base, offset, size, slots,
                                       None if slot is None else ir_types.as_dim(_dim(slot)))
+
+    def named(self, name: str) -> MemRef:
+        """This declaration read through the variable `name`: an unnamed one takes that name."""
+        if self.memref.base != "":
+            return self
+        out = MemRef.__new__(MemRef)
+        out.memref = self.memref.replace(base=name)
+        return out
 
     def __getitem__(self, slot: Any) -> MemRef:
         m = self.memref
@@ -130,12 +141,17 @@ def _dims(dims: Any, what: str = "shape") -> list[Any]:
     return [_dim(d) for d in dims]
 
 
-def _describe(v: Any) -> str:
-    if isinstance(v, DSLValue):
-        from ..ir.types import describe_type
+def int_literal(v: int, dtype: DataType, span: Span) -> Expr:
+    """The integer `v` as a constant of `dtype` at `span`; a value the dtype cannot hold is an error."""
+    if not dtype.holds(v):
+        raise ParserTypeError(f"integer literal {v} is out of the range of {dtype.name}")
+    return ConstInt(v, dtype, span)
 
-        return describe_type(v.type)
-    return f"{type(v).__name__} {v!r}"
+
+def _describe(v: Any) -> str:
+    from ..ir.types import describe_value
+
+    return describe_value(v)
 
 
 def _items(item: Any) -> tuple[Any, ...]:

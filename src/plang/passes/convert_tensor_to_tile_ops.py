@@ -4,7 +4,8 @@
   a tensor read whole by a compute op is loaded whole (read-only parameters once, at the
   top of the function).
 - `tensor.<op>` becomes `tile.<op>` on the operands' tiles (scratch tiles an op needs,
-  e.g. the `tmp_tile` of a row reduction, are created); `tensor.create` / `tensor.full`
+  e.g. the `tmp_tile` of a row reduction, are created); `tensor.cmp` becomes the packed mask
+  of `tile.cmp` selecting BOOL ones and zeros (`tile.sel`); `tensor.create` / `tensor.full`
   become tile allocations; intermediate tensors are tiles from here on.
 - A matmul operand flagged `a_trans` / `b_trans` is transposed by `tile.transpose` (a
   vector op: the transposed tile reaches the cube through a move, crossing the core group's
@@ -28,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..dtypes import BOOL, UINT8
 from ..ir.enums import FunctionType, MemorySpace, ParamDirection
 from ..ir.equality import structural_equal
 from ..ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, TupleGetItem, Var
@@ -52,7 +54,7 @@ from ..ir.stmt import (
 from ..ir.types import ShapedType, TensorType, TileType, describe_type, dim_value
 from ..target import Device
 from .analysis.matmul_tiling import tile_matmuls
-from .analysis.memory_effects import alias_roots, op_operands
+from .analysis.memory_effects import alias_roots, op_operands, written_params
 from .analysis.row_blocking import block_rows
 from .analysis.var_rewrite import VarRewriter
 from .analysis.var_uses import calls_in, used_vars, walk_stmts
@@ -61,15 +63,20 @@ from .diagnostics import PassError
 from .framework import Pass, register_pass
 from .properties import register_property
 
-# tensor ops kept as they are inside kernels (metadata / DDR element access)
-KEEP = {"tensor.dim"}
+# tensor ops kept as they are inside kernels (metadata / DDR element access and copies)
+KEEP = {"tensor.dim", "tensor.expand_clone"}
 
 
 def _tile_form(call: Call) -> str:
     """The tile op a tensor op becomes in a kernel: its namesake, except that a row-major
-    `tensor.view` is a reshape of the tile (a layout-changing view has no tile form)."""
+    `tensor.view` is a reshape of the tile (a layout-changing view has no tile form) and a
+    `tensor.matmul` / `tensor.matmul_acc` with an operand of rank > 2 is a `tile.batch_matmul` /
+    `tile.batch_matmul_acc`."""
     if call.op.name == "tensor.view" and call.type.layout is call.args[0].type.layout:
         return "tile.reshape"
+    if call.op.name in ("tensor.matmul", "tensor.matmul_acc") and any(
+            a.type.rank > 2 for a in call.args[:3]):
+        return call.op.name.replace("tensor.", "tile.batch_")
     return "tile." + call.op.short_name
 
 
@@ -178,6 +185,8 @@ class _Converter(VarRewriter):
                 if attrs.pop(flag, False):
                     operands[param] = self.transposed(operands[param], span)
         result = self.tile_op(_tile_form(call), operands, attrs, span)
+        if op.name in ("tensor.cmp", "tensor.cmps"):
+            result = self.flags(result, span)
         if isinstance(result.type, TileType):
             self.check_capacity(name, result.type, None, span)
         return result
@@ -214,6 +223,21 @@ class _Converter(VarRewriter):
             return make_call(tile_op, (), kw, span)
         except (OpTypeError, OpValueError) as e:
             raise PassError(f"cannot lower to {name} in {self.fn.name!r}: {e}", span) from None
+
+    def flags(self, packed: Call, span) -> Call:
+        """The BOOL tile of a packed `tile.cmp` mask (what `tensor.cmp` means): a `tile.sel`
+        of ones and zeros."""
+        shape = list(packed.args[0].type.shape)
+        parts = [("mask", packed),
+                 ("ones", make_call("tile.full", [shape], {"dtype": BOOL, "value": True}, span)),
+                 ("zeros", make_call("tile.full", [shape], {"dtype": BOOL, "value": False}, span)),
+                 ("tmp", make_call("tile.create", [[1, 32]], {"dtype": UINT8}, span))]
+        bound = []
+        for name, value in parts:
+            var = Var(name, value.type, span)
+            self.pending.append(Assign(var, value, span))
+            bound.append(var)
+        return make_call("tile.sel", bound, span=span)
 
     def scratch(self, like: Expr, span) -> Var:
         t: ShapedType = like.type
@@ -421,6 +445,9 @@ class ConvertTensorToTileOps(Pass):
                 functions[name] = new
             else:
                 functions[name] = fn
+        for name, fn in functions.items():
+            if is_kernel(fn):
+                functions[name] = _written_in_params_as_in_out(fn, program.functions)
         if added:
             for name, fn in functions.items():
                 if any(isinstance(c.op, GlobalVar) and c.op.name in added for c in calls_in(fn.body)):
@@ -428,6 +455,15 @@ class ConvertTensorToTileOps(Pass):
         if all(functions[n] is f for n, f in program.functions.items()):
             return program
         return program.with_functions(list(functions.values()))
+
+
+def _written_in_params_as_in_out(fn: Function, functions) -> Function:
+    """A kernel writing an `In` parameter makes it `InOut` (as the reference upgrades it), so
+    the task's write is ordered against every other reader and writer of that tensor."""
+    written = written_params(fn, functions)
+    dirs = tuple(ParamDirection.InOut if d is ParamDirection.In and p in written else d
+                 for p, d in zip(fn.params, fn.param_directions))
+    return fn if dirs == fn.param_directions else fn.replace(param_directions=dirs)
 
 
 def _has_tensor_ops(fn: Function) -> bool:

@@ -19,6 +19,8 @@ from .diagnostics import PassError
 from .framework import FunctionPass, register_pass
 from .properties import register_property
 
+MAX_DYNAMIC_STAGES = 64  # body copies a pipeline loop of unknown trip count may ask for
+
 
 def _is_pipeline(s: Stmt) -> bool:
     return isinstance(s, For) and s.kind is ForKind.Pipeline
@@ -55,9 +57,13 @@ def lower_pipeline(loop: For) -> Stmt:
     attrs = {k: v for k, v in loop.attrs.items() if k != "stage"}
     if s0 is not None and s1 is not None and st is not None:
         trips = max(0, -(-(s1 - s0) // st))
+        stages = min(stages, max(trips, 1))  # more stages than iterations: one step runs them all
         main_stop: Expr = _const(s0 + (trips // stages) * stages * st, start)
         needs_tail = trips % stages != 0
     else:
+        if stages > MAX_DYNAMIC_STAGES:
+            raise PassError(f"pl.pipeline stage={stages} on a loop with a dynamic trip count would copy its "
+                            f"body {stages} times; at most {MAX_DYNAMIC_STAGES} are supported", loop.span)
         main_stop = _main_stop(start, stop, step, stages)
         needs_tail = True
 

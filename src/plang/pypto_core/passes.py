@@ -1,8 +1,11 @@
 """`MemoryPlanner`: the reference's choice of on-chip memory planner. plang's simulated chip
 plans no on-chip memory (buffers are host memory), so every planner compiles the same program;
-`RunConfig(memory_planner=...)` and the harnesses' planner parameters accept any of them."""
+`RunConfig(memory_planner=...)` and the harnesses' planner parameters accept any of them.
+`l0_tile_chooser` picks a cube L0 design point under the reference's configuration names."""
 
 from enum import Enum
+
+from . import l0_tile_chooser
 
 
 class MemoryPlanner(Enum):
@@ -14,4 +17,4 @@ class MemoryPlanner(Enum):
     PTOAS = 2
 
 
-__all__ = ["MemoryPlanner"]
+__all__ = ["MemoryPlanner", "l0_tile_chooser"]

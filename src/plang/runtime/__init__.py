@@ -1,5 +1,7 @@
 """The simulated chip: run configuration, task graph, pipes, workers and profiling."""
 
+from ..codegen.kernel.abi import BoundsError
+from .cancel import KernelCancelled
 from .compiled import CompiledProgram, ParamSpec
 from .config import RunConfig
 from .device_tensor import DeviceTensor
@@ -10,7 +12,7 @@ from .runner import RunResult, ScalarSpec, TensorSpec, run
 from .scheduler import GroupMember, Scheduler, Task, TaskError, TaskGroupError
 from .worker import ChipWorker, ProgramHandle
 
-__all__ = ["ChipWorker", "CompiledProgram", "DeviceTensor", "GraphRecording", "GraphReplayError",
-           "GroupMember", "Orchestrator", "ParamSpec", "PipeError", "PipeSet", "ProgramHandle",
-           "RunConfig", "RunResult", "ScalarSpec", "Scheduler", "Task", "TaskError", "TaskGroupError",
-           "TensorSpec", "run"]
+__all__ = ["BoundsError", "ChipWorker", "CompiledProgram", "DeviceTensor", "GraphRecording",
+           "GraphReplayError", "GroupMember", "KernelCancelled", "Orchestrator", "ParamSpec", "PipeError",
+           "PipeSet", "ProgramHandle", "RunConfig", "RunResult", "ScalarSpec", "Scheduler", "Task",
+           "TaskError", "TaskGroupError", "TensorSpec", "run"]

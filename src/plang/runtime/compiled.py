@@ -59,10 +59,28 @@ class CompiledProgram:
         self.writebacks: tuple[tuple[int, int], ...] = ()  # (result position, Out/InOut param index)
         self.output_dir: str | None = None
 
+    @property
+    def param_names(self) -> list[str]:
+        """The orchestration's parameter names, in order."""
+        return [p.name for p in self.signature]
+
+    @property
+    def output_indices(self) -> list[int]:
+        """Positions of the `pl.Out` parameters: the ones a return-style call allocates."""
+        return [i for i, p in enumerate(self.signature) if p.direction is ParamDirection.Out]
+
+    @property
+    def has_return(self) -> bool:
+        """Whether the orchestration returns values."""
+        if self.result_arity >= 0:
+            return self.result_arity > 0
+        entry = self.program.functions.get(self.name) if self.program is not None else None
+        return bool(entry is not None and entry.return_types)
+
     def with_outputs(self, args: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[torch.Tensor, ...] | None]:
         """`args` completed with fresh Out tensors when they are exactly the non-Out
         arguments (return style), and those tensors (None for a full argument list)."""
-        outs = [i for i, p in enumerate(self.signature) if p.direction is ParamDirection.Out]
+        outs = self.output_indices
         if not outs or len(args) == len(self.signature) or len(args) != len(self.signature) - len(outs):
             return tuple(args), None
         given = iter(args)
@@ -95,6 +113,11 @@ class CompiledProgram:
         if not user:
             return None
         return user[0] if len(user) == 1 else user
+
+    def written_params(self) -> tuple[str, ...]:
+        """The Out / InOut parameters: what a failed run may have left partially written."""
+        return tuple(p.name for p in self.signature
+                     if p.is_tensor and p.direction in (ParamDirection.Out, ParamDirection.InOut))
 
     def check_args(self, args: Sequence[Any]) -> dict[str, int]:
         """Validate arguments against the signature; returns the dynamic dims' values."""
@@ -149,7 +172,11 @@ def _check_tensor(program: str, spec: ParamSpec, value: Any, dims: dict[str, int
                          f"got {list(shape)}")
     for want, have in zip(spec.shape, shape):
         if isinstance(want, str):  # each tensor carries its own extent (as the reference's
-            dims.setdefault(want, have)  # runtime tensors do): a dynamic dim is not cross-checked
+            name, _, k = want.partition("*")  # runtime tensors do): a dynamic dim is not cross-checked
+            if k and have % int(k):
+                raise ValueError(f"{program}: parameter {spec.name!r} dim {want} must be a multiple of "
+                                 f"{k}, got {have}")
+            dims.setdefault(name, have // int(k or 1))
             continue
         if want != have:
             expected = [dims.get(d, d) if isinstance(d, str) else d for d in spec.shape]

@@ -65,6 +65,9 @@ class RunConfig:
     profiling, profile_dir: write a swimlane trace per run into ``profile_dir``
     (default ``./plang_profile``).
     pipe_timeout: seconds a cross-core pipe wait may block before the run fails as a deadlock.
+    kernel_timeout: seconds one task instance (a kernel, an SPMD block, a Group instance) may
+    run before it is cancelled and the run fails (None: no limit). Native kernels stop at
+    their next cancellation point (a loop back-edge, a DDR store, a pipe wait).
     enable_dump_args, dump_dir: tensor dumps (see `plang.runtime.dump`): 0 off, 1 the arguments
     marked with ``dumps=`` / ``pl.dump_tag``, 2 every tensor argument; written under
     ``dump_dir`` (default ``./plang_dump``), one folder per run.
@@ -96,6 +99,7 @@ class RunConfig:
     profiling: bool = False
     profile_dir: str | None = None
     pipe_timeout: float = 30.0
+    kernel_timeout: float | None = None
     dump_dir: str | None = None
     disk_cache: bool = True
     enable_pmu: int = _ignored(0)
@@ -143,6 +147,8 @@ class RunConfig:
                              f"2 (every tensor argument), got {self.enable_dump_args!r}")
         if self.pipe_timeout <= 0:
             raise ValueError(f"RunConfig: pipe_timeout must be positive, got {self.pipe_timeout}")
+        if self.kernel_timeout is not None and not self.kernel_timeout > 0:
+            raise ValueError(f"RunConfig: kernel_timeout must be positive or None, got {self.kernel_timeout}")
 
     def resolved_device(self) -> Device:
         """The chip this config describes."""

@@ -14,6 +14,10 @@ a ring with different tile sizes) are recorded in the `PipeSet` and wake the oth
 the scheduler raises them as `TaskGroupError`, a directly launched kernel as `PipeError`,
 naming the pipe by crossing, direction and lane. A kernel launched without a pipe set that
 uses a pipe raises `PipeError` when it returns.
+
+Cancellation: the launch context's cancel word is the thread's current `CancelToken`
+(`plang.runtime.cancel`: a Group's shared token, a watched task's) or the launch's own word;
+a launch whose token was cancelled raises `KernelCancelled` when the kernel returns.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..codegen.kernel.abi import TO_AIV, LaunchContext, PipeApi
+from .cancel import KernelCancelled
+from .cancel import current as current_token
 from .pipes import PipeError, PipeSet, build_native, symbol_addresses
 
 _SOURCE = Path(__file__).parent / "native" / "pipe_adapter.c"
@@ -77,7 +83,7 @@ def pipe_name(pipe_id: int) -> str:
 class _ThreadLaunch:
     """One thread's reusable launch context and adapter state for one kernel."""
 
-    __slots__ = ("state", "ctx", "begin", "end", "__weakref__")
+    __slots__ = ("state", "ctx", "own_cancel", "begin", "end", "__weakref__")
 
     def __init__(self, lanes: int) -> None:
         lib = adapter_library()
@@ -86,6 +92,7 @@ class _ThreadLaunch:
             raise MemoryError("could not allocate a pipe adapter state")
         weakref.finalize(self, lib.plang_adapter_delete, self.state)
         self.ctx = LaunchContext(0, 1, 0, lanes, self.state, lib.pipe_api)
+        self.own_cancel = self.ctx.own_cancel_address
         self.begin, self.end = lib.plang_adapter_begin_held, lib.plang_adapter_end_held
 
 
@@ -119,6 +126,8 @@ class LaunchableKernel:
             launch = self._local.launch = _ThreadLaunch(self.aiv_lanes)
         ctx = launch.ctx
         ctx.block_idx, ctx.block_num, ctx.subblock_idx = block_idx, block_num, subblock_idx
+        token = current_token()
+        ctx.cancel = launch.own_cancel if token is None else token.address
         handle = None
         if pipes is not None:
             pipes.pipe_name = pipe_name
@@ -135,6 +144,9 @@ class LaunchableKernel:
             error = pipes.error()
             if error is not None:
                 raise PipeError(f"kernel {self.kernel_name}: {error}")
+        if token is not None and token.cancelled:
+            raise KernelCancelled(f"kernel {self.kernel_name} stopped early: "
+                                  f"{token.reason or 'another kernel of its Group failed'}")
 
     def __repr__(self) -> str:
         return f"<LaunchableKernel {self.kernel!r} aiv_lanes={self.aiv_lanes}>"

@@ -7,6 +7,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
 
+from ..codegen.kernel.abi import check_window
+from ..codegen.torch_ref_lib import cast
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection, ScopeMode
 from ..target import Device
@@ -27,6 +29,14 @@ def directions(spec: str | Sequence[Any]) -> tuple[ParamDirection, ...]:
 
 def _nothing() -> None:
     """The body of a ``pl.system.task_dummy`` task."""
+
+
+def _element(t: torch.Tensor, indices: Sequence[int], op: str, span: tuple) -> torch.Tensor:
+    """The element at `indices`, bounds-checked (a negative index is an error, not Python's
+    count from the end)."""
+    idx = tuple(int(i) for i in indices)
+    check_window(op, t.shape[:len(idx)], idx, [1] * len(idx), span=span)
+    return t[idx]
 
 
 class Orchestrator:
@@ -114,11 +124,16 @@ class Orchestrator:
         return tensor
 
     def view(self, tensor: Any, shape: Sequence[int], offset: Sequence[int],
-             drop_dims: Sequence[int] = ()) -> torch.Tensor:
+             drop_dims: Sequence[int] = (), valid: Sequence[int] | None = None, clamp: bool = False,
+             span: tuple = ()) -> torch.Tensor:
         """An orchestration-level ``tensor.slice``: the window [offset, offset + shape) of
         `tensor` as a view sharing its storage, clamped to the tensor's extent; `drop_dims`
-        are unit axes removed from the view."""
+        are unit axes removed from the view. As in the reference, the offsets must be >= 0
+        and (unless `clamp`) the valid extent (`valid`, else `shape`) must end inside the
+        tensor, else `BoundsError` at `span` (the user's slice)."""
         t = as_torch(tensor)
+        check_window("tensor.slice", t.shape, [int(o) for o in offset],
+                     [int(d) for d in (shape if valid is None else valid)], clamp, span)
         window = tuple(slice(o, o + max(0, min(s, n - o))) for s, n, o in
                        zip((int(d) for d in shape), t.shape, (int(o) for o in offset)))
         v = t[window]
@@ -140,16 +155,36 @@ class Orchestrator:
         self.scheduler.wait_for(t)
         return t.transpose(axis1, axis2).contiguous()
 
-    def read(self, tensor: Any, indices: Sequence[int]) -> Any:
+    def assemble(self, target: Any, source: Any, offset: Sequence[int], atomic_add: bool = False,
+                 span: tuple = ()) -> Any:
+        """An orchestration-level ``tensor.assemble``: `source` (converted to the target's
+        dtype; a lower-rank source fills the trailing dims) written into `target` at `offset`
+        once the tasks writing `source` and those using that window of `target` are done."""
+        dst, src = as_torch(target), as_torch(source)
+        src = src.reshape((1,) * (dst.dim() - src.dim()) + tuple(src.shape))
+        start = [int(o) for o in offset]
+        check_window("tensor.assemble", dst.shape, start, list(src.shape), span=span)
+        window = dst[tuple(slice(o, o + n) for o, n in zip(start, src.shape))]
+        self.scheduler.wait_for(src)
+        self.scheduler.wait_for(window, write=True)
+        if src.dtype != dst.dtype:  # the kernels' store conversion (tile.cast's default rules)
+            src = cast(src, dst.dtype)
+        if atomic_add:
+            window.add_(src)
+        else:
+            window.copy_(src)
+        return target
+
+    def read(self, tensor: Any, indices: Sequence[int], span: tuple = ()) -> Any:
         """Orchestration-time read of one element: waits for the tasks writing it."""
-        element = as_torch(tensor)[tuple(int(i) for i in indices)]
+        element = _element(as_torch(tensor), indices, "tensor.read", span)
         self.scheduler.wait_for(element)
         return element.item()
 
-    def write(self, tensor: Any, indices: Sequence[int], value: Any) -> Any:
+    def write(self, tensor: Any, indices: Sequence[int], value: Any, span: tuple = ()) -> Any:
         """Orchestration-time write of one element: waits for the tasks reading or writing
         it, then stores `value`; later tasks see it. Returns the tensor."""
-        element = as_torch(tensor)[tuple(int(i) for i in indices)]
+        element = _element(as_torch(tensor), indices, "tensor.write", span)
         self.scheduler.wait_for(element, write=True)
         element.fill_(value)
         return tensor

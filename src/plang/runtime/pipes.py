@@ -26,10 +26,23 @@ C ABI (all symbols exported by `library_path()`; addresses from `symbol_addresse
         // release the oldest popped slot back to the producer.
     void plang_pipeset_fail(void* set, int status, int64_t pipe_id, int op);
         // record a failure seen outside the rings (first one wins) and abort the set.
+    int plang_pipe_reserve_ref(void* pipe, void** slot);
+        // zero-copy push: *slot is the next free slot (blocks while none is), owned by the
+        // producer until plang_pipe_commit publishes it (several may be held; in order).
+    int plang_pipe_commit(void* pipe);
+    int plang_pipe_push_many(void* pipe, const void* src, int64_t count, int64_t nbytes);
+    int plang_pipe_pop_many(void* pipe, void* dst, int64_t count, int64_t nbytes);
+        // `count` back-to-back objects pushed / popped-and-freed in one call.
+    void plang_pipeset_close(void* set);
+        // end of run: every unsatisfied wait returns 6 (closed), which is not a failure.
+    int plang_pipe_try_reserve_ref(void* pipe, void** slot);
+    int plang_pipe_try_pop_ref(void* pipe, void** slot);
+        // never block: 7 (would block) where the plain call would wait.
 
 Return codes: 0 ok, 1 timeout (deadlock: a wait exceeded the set's timeout), 2 aborted
 (another member of the Group failed), 3 bad size, 4 free without a matching pop, 5 the two
-ends opened a pipe with different slot sizes (recorded by the kernel adapter). The set
+ends opened a pipe with different slot sizes (recorded by the kernel adapter), 6 closed (the
+run ended: `PipeSet.end_run`; never recorded as a failure). The set
 records its first failure only: `plang_pipeset_abort` (a member raised its own error) counts
 as one, and a free whose pop was aborted returns 2 without recording anything, so the
 member's real error is the one reported. A kernel that sees a
@@ -54,8 +67,9 @@ from ..errors import Error
 
 DEFAULT_SLOTS = 2
 STATUS = {0: "ok", 1: "timed out (deadlock?)", 2: "aborted", 3: "bad size", 4: "without a matching pop",
-          5: "failed: the two ends opened it with different slot sizes"}
-OPS = {1: "push", 2: "pop", 3: "free", 4: "open"}
+          5: "failed: the two ends opened it with different slot sizes", 6: "closed (end of run)"}
+OPS = {1: "push", 2: "pop", 3: "free", 4: "open", 5: "reserve", 6: "commit"}
+CLOSED, WOULD_BLOCK = 6, 7
 
 _SOURCE = Path(__file__).parent / "native" / "pipes.c"
 _lib: ctypes.CDLL | None = None
@@ -73,6 +87,13 @@ _SIGNATURES = {
     "plang_pipe_pop_ref": (ctypes.c_int, [_vp, ctypes.POINTER(_vp)]),
     "plang_pipe_free": (ctypes.c_int, [_vp]),
     "plang_pipeset_fail": (None, [_vp, ctypes.c_int, _i64, ctypes.c_int]),
+    "plang_pipe_reserve_ref": (ctypes.c_int, [_vp, ctypes.POINTER(_vp)]),
+    "plang_pipe_commit": (ctypes.c_int, [_vp]),
+    "plang_pipe_push_many": (ctypes.c_int, [_vp, _vp, _i64, _i64]),
+    "plang_pipe_pop_many": (ctypes.c_int, [_vp, _vp, _i64, _i64]),
+    "plang_pipeset_close": (None, [_vp]),
+    "plang_pipe_try_reserve_ref": (ctypes.c_int, [_vp, ctypes.POINTER(_vp)]),
+    "plang_pipe_try_pop_ref": (ctypes.c_int, [_vp, ctypes.POINTER(_vp)]),
 }
 
 
@@ -176,6 +197,10 @@ class PipeSet:
     def abort(self) -> None:
         """Wake every waiter with 'aborted' (a member of the Group failed)."""
         library().plang_pipeset_abort(self.handle)
+
+    def end_run(self) -> None:
+        """Wake every waiter with 'closed' (status 6): the run is over, which is no failure."""
+        library().plang_pipeset_close(self.handle)
 
     def error(self) -> str | None:
         """A description of the first pipe failure, or None (also when the set was first

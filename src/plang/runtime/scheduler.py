@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..errors import Error
 from ..ir.enums import ParamDirection, ScopeMode
 from .aux_threads import AuxThreads
+from .cancel import CancelToken, KernelCancelled, Watchdog, running
 from .graph import GraphRecording, GraphRun
 from .pipes import DEFAULT_SLOTS, PipeSet
 from .profiling import Profiler
@@ -53,11 +54,20 @@ HOST_LANE = "host"  # profile lane of work the waiting host thread runs while ev
 
 
 class TaskError(Error, RuntimeError):
-    """A task failed; ``task`` is the failed `Task`, ``__cause__`` the kernel's exception."""
+    """A task failed; ``task`` is the failed `Task`, ``__cause__`` the kernel's exception.
+    ``partially_written``: the program's Out / InOut parameters the failed run may have
+    written in part (set by `ChipWorker`; rendered as a note)."""
 
     def __init__(self, message: str, task: Task) -> None:
         super().__init__(message)
         self.task = task
+        self.partially_written: tuple[str, ...] = ()
+
+    def notes(self) -> list[str]:
+        if not self.partially_written:
+            return []
+        return ["note: the run did not complete; these Out / InOut arguments may be partially "
+                f"written: {', '.join(self.partially_written)}"]
 
 
 class TaskGroupError(Error, RuntimeError):
@@ -112,11 +122,14 @@ class Task:
 class Scheduler:
     """Builds and runs the task graph on `workers` host threads."""
 
-    def __init__(self, workers: int = 1, pipe_timeout: float = 30.0) -> None:
+    def __init__(self, workers: int = 1, pipe_timeout: float = 30.0,
+                 kernel_timeout: float | None = None) -> None:
         if workers < 1:
             raise ValueError(f"Scheduler needs at least one worker, got {workers}")
         self.workers = workers
         self.pipe_timeout = pipe_timeout
+        self.kernel_timeout = kernel_timeout  # seconds a task instance may run (None: no limit)
+        self._watchdog = Watchdog()
         self.profiler: Profiler | None = None
         self._ids = itertools.count()
         self._overlap = OverlapMap()
@@ -421,7 +434,11 @@ class Scheduler:
             else:
                 profiler = self.profiler
                 start = time.perf_counter_ns() if profiler is not None else 0
-                if task.blocks is None:
+                if self.kernel_timeout is not None:
+                    token = CancelToken()
+                    with self._watched(token, task, block), running(token):
+                        self._call(task, block)
+                elif task.blocks is None:
                     task.fn(*task.args)
                 else:
                     task.fn(*task.args, block_idx=block, block_num=task.blocks)
@@ -432,8 +449,30 @@ class Scheduler:
         except BaseException as exc:
             return exc
 
+    @staticmethod
+    def _call(task: Task, block: int) -> None:
+        if task.blocks is None:
+            task.fn(*task.args)
+        else:
+            task.fn(*task.args, block_idx=block, block_num=task.blocks)
+
+    @contextmanager
+    def _watched(self, token: CancelToken, task: Task, block: int) -> Iterator[None]:
+        """Cancel `token` if the block runs longer than `kernel_timeout` (no-op without one)."""
+        if self.kernel_timeout is None:
+            yield
+            return
+        where = task.describe(block if task.blocks is not None else _DISPATCH)
+        handle = self._watchdog.watch(token, self.kernel_timeout, f"{where} ran longer than "
+                                      f"RunConfig.kernel_timeout = {self.kernel_timeout:g} s")
+        try:
+            yield
+        finally:
+            self._watchdog.unwatch(handle)
+
     def _run_group(self, task: Task, block: int, lane: str) -> None:
         pipes = PipeSet(self.pipe_timeout, task.pipe_slots)
+        token = CancelToken(on_cancel=pipes.abort)  # one per instance: a failing member stops all
         block_num = task.blocks or 1
         errors: list[tuple[GroupMember, BaseException]] = []
 
@@ -441,23 +480,28 @@ class Scheduler:
             profiler = self.profiler
             start = time.perf_counter_ns() if profiler is not None else 0
             try:
-                member.fn(*member.args, pipes=pipes, subblock_idx=member.subblock_idx,
-                          block_idx=block, block_num=block_num)
+                with running(token):
+                    member.fn(*member.args, pipes=pipes, subblock_idx=member.subblock_idx,
+                              block_idx=block, block_num=block_num)
             except BaseException as exc:
                 errors.append((member, exc))
-                pipes.abort()
+                token.cancel(f"kernel {kernel_name(member.fn)} (sub-block {member.subblock_idx}) of its "
+                             f"Group failed")
             if profiler is not None:
                 profiler.record(member_lane, kernel_name(member.fn), task.id, block, member.subblock_idx,
                                 task.dep_ids, start, time.perf_counter_ns())
 
         try:
-            jobs = [self._aux.start(lambda aux_lane, m=m: run_member(m, aux_lane)) for m in task.members[1:]]
-            run_member(task.members[0], lane)
-            for job in jobs:
-                job.join()
+            with self._watched(token, task, block):
+                jobs = [self._aux.start(lambda aux_lane, m=m: run_member(m, aux_lane))
+                        for m in task.members[1:]]
+                run_member(task.members[0], lane)
+                for job in jobs:
+                    job.join()
             pipe_error = pipes.error()
         finally:
             pipes.close()
+        errors.sort(key=lambda e: isinstance(e[1], KernelCancelled))  # a member's own failure first
         if pipe_error is not None:
             names = ", ".join(kernel_name(m.fn) for m in task.members)
             raise TaskGroupError(f"Group {task.describe(block)} [{names}]: {pipe_error}") from (
@@ -526,4 +570,5 @@ class Scheduler:
             thread.join()
         self._threads = []
         self._aux.close()
+        self._watchdog.close()
         self._overlap.clear()

@@ -23,7 +23,7 @@ from .dump import TensorDumper
 from .graph import GraphRecording
 from .orchestrator import Orchestrator
 from .profiling import Profiler
-from .scheduler import Scheduler
+from .scheduler import Scheduler, TaskError
 
 if TYPE_CHECKING:
     from .compiled import CompiledProgram
@@ -51,7 +51,8 @@ class ChipWorker:
         if not isinstance(self.config, RunConfig):
             raise TypeError(f"ChipWorker config must be a RunConfig, got {type(self.config).__name__}")
         self.device = self.config.resolved_device()
-        self.scheduler = Scheduler(self.config.worker_count(), self.config.pipe_timeout)
+        self.scheduler = Scheduler(self.config.worker_count(), self.config.pipe_timeout,
+                                   self.config.kernel_timeout)
         self.load_count = 0
         self.last_profile: str | None = None
         self.last_summary: str | None = None
@@ -168,9 +169,13 @@ class ChipWorker:
             profiler = self.scheduler.profiler = Profiler() if self.config.profiling else None
             try:
                 try:
-                    result = compiled.orchestration(rt, *[as_torch(a) for a in args])
-                finally:
-                    self.scheduler.wait()
+                    try:
+                        result = compiled.orchestration(rt, *[as_torch(a) for a in args])
+                    finally:
+                        self.scheduler.wait()
+                except TaskError as e:
+                    e.partially_written = compiled.written_params()
+                    raise
                 result = compiled.finish_result(result, args)
             finally:
                 if dumper is not None:

@@ -1,8 +1,18 @@
 """The target: the simulated chip (`Device`) and the instruction set its kernels are
-generated for (`Isa`)."""
+generated for (`Isa`), and the current device operators and designs resolve for."""
 
-from .device import DEFAULT_CAPACITIES, KIB, PLATFORMS, Device, platform_device
+from .device import (
+                     DEFAULT_CAPACITIES,
+                     KIB,
+                     PLATFORMS,
+                     Device,
+                     ensure_current_device,
+                     get_current_device,
+                     platform_device,
+                     set_current_device,
+)
 from .isa import ENV_VAR, Isa, IsaError, host_level, runnable_levels
 
 __all__ = ["DEFAULT_CAPACITIES", "KIB", "PLATFORMS", "Device", "ENV_VAR", "Isa", "IsaError",
-           "host_level", "platform_device", "runnable_levels"]
+           "ensure_current_device", "get_current_device", "host_level", "platform_device",
+           "runnable_levels", "set_current_device"]

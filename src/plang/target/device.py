@@ -3,11 +3,15 @@
 A chip has `clusters` core groups; each group holds one AIC (cube) and two AIV (vector)
 cores. On-chip buffer capacities default to values close to an Ascend 910B core.
 `platform_device` gives the chip of a platform name, the reference's ones (`PLATFORMS`) included.
+`set_current_device` / `get_current_device` / `ensure_current_device` hold the chip that
+operator resolution and IRON designs read when none is passed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -31,17 +35,21 @@ DEFAULT_CAPACITIES: Mapping[MemorySpace, int] = MappingProxyType({
 class Device:
     """Chip geometry. `clusters` defaults to the host's CPU count; `isa` is the instruction
     set its cores' kernels are generated for (an `Isa` or a spec such as ``"x86-64-v3"``;
-    default `Isa.default()`: ``$PLANG_ISA``, else the host's level)."""
+    default `Isa.default()`: ``$PLANG_ISA``, else the host's level). `dma_channels` bounds the
+    streams one core is fed at once (None: unlimited, as on the CPU)."""
 
     clusters: int = field(default_factory=lambda: os.cpu_count() or 1)
     aic_per_cluster: int = 1
     aiv_per_cluster: int = 2
     capacities: Mapping[MemorySpace, int] = field(default_factory=dict)
     isa: Isa | str | None = None
+    dma_channels: int | None = None
 
     def __post_init__(self) -> None:
         if self.clusters < 1:
             raise ValueError(f"Device needs at least one core group, got clusters={self.clusters}")
+        if self.dma_channels is not None and self.dma_channels < 1:
+            raise ValueError(f"Device dma_channels must be >= 1 or None, got {self.dma_channels}")
         object.__setattr__(self, "capacities", MappingProxyType({**DEFAULT_CAPACITIES, **self.capacities}))
         object.__setattr__(self, "isa", Isa.resolve(self.isa))
 
@@ -63,7 +71,63 @@ class Device:
     def key(self) -> tuple:
         """A hashable description for cache keys."""
         return (self.clusters, self.aic_per_cluster, self.aiv_per_cluster,
-                tuple(sorted((k.value, v) for k, v in self.capacities.items())), self.isa.key())
+                tuple(sorted((k.value, v) for k, v in self.capacities.items())), self.isa.key(),
+                self.dma_channels)
+
+    @property
+    def name(self) -> str:
+        """A stable name of the geometry, e.g. ``"cpu-2x1c2v"``: core groups x AIC and AIV
+        per group, then a digest of the capacities and the channel limit where they differ
+        from the defaults, then the ISA where it is not `Isa.default()`."""
+        name = f"cpu-{self.clusters}x{self.aic_per_cluster}c{self.aiv_per_cluster}v"
+        extra = (dict(self.capacities) != dict(DEFAULT_CAPACITIES), self.dma_channels is not None)
+        if any(extra):
+            text = repr((sorted((k.value, v) for k, v in self.capacities.items()), self.dma_channels))
+            name += "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+        if self.isa.key() != Isa.default().key():
+            name += "@" + self.isa.spec()
+        return name
+
+
+_CURRENT: ContextVar[Device | None] = ContextVar("plang_current_device", default=None)
+
+
+class _Restore:
+    """What `set_current_device` returns: a plain call keeps the device; ``with`` restores the
+    previous one on exit."""
+
+    def __init__(self, token) -> None:
+        self._token = token
+
+    def __enter__(self) -> Device:
+        return self._token.var.get()
+
+    def __exit__(self, *exc) -> None:
+        self._token.var.reset(self._token)
+
+
+def set_current_device(dev: Device) -> _Restore:
+    """Make `dev` the current device (of this thread / task context); returns a context
+    manager that restores the previous one, so ``with set_current_device(dev):`` scopes it."""
+    if not isinstance(dev, Device):
+        raise TypeError(f"set_current_device() takes a plang.target.Device, got {type(dev).__name__}")
+    return _Restore(_CURRENT.set(dev))
+
+
+def get_current_device() -> Device:
+    """The current device, else a default (host-sized) `Device()`."""
+    dev = _CURRENT.get()
+    return Device() if dev is None else dev
+
+
+def ensure_current_device() -> Device:
+    """The current device, making a default `Device()` current first where none is."""
+    dev = _CURRENT.get()
+    if dev is None:
+        dev = Device()
+        _CURRENT.set(dev)
+    return dev
+
 
 
 #: the reference's platforms: core groups per chip and the usable on-chip buffer bytes per core

@@ -6,9 +6,9 @@ LLVM stage, in compile workers) are the only modules touching the MLIR bindings,
 importing this package imports neither (`compile_kernel` does, on first use).
 """
 
-from .abi import LaunchContext, PipeApi, Signature
+from .abi import BoundsError, LaunchContext, PipeApi, Signature
 from .kernel import Kernel, compile_external, compile_kernel, load_kernel
 from .native import KernelCompileError
 
-__all__ = ["Kernel", "KernelCompileError", "LaunchContext", "PipeApi", "Signature",
+__all__ = ["BoundsError", "Kernel", "KernelCompileError", "LaunchContext", "PipeApi", "Signature",
            "compile_external", "compile_kernel", "load_kernel"]

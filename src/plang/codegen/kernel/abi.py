@@ -12,7 +12,18 @@ Every kernel, generated or external, exports one packed entry point
 * **scalar** parameter: the slot holds the value itself (int64 for integers / INDEX, float
   for FP32, double for FP64, uint8 for BOOL).
 * **launch context** (always last): the slot holds a `LaunchContext *`:
-  `{int64 block_idx, block_num, subblock_idx, subblock_num; void *pipes; const PipeApi *pipe_api}`.
+  `{int64 block_idx, block_num, subblock_idx, subblock_num; void *pipes; const PipeApi *pipe_api;
+  volatile int64 *cancel; int64 status, check_site, check_axis, check_offset, check_extent,
+  check_dim, own_cancel}`.
+
+**Cancellation and checks.** `*cancel` is nonzero once the launch must stop (another member
+of its Group failed, the watchdog fired, or the kernel itself failed); it points to
+`own_cancel` unless the runtime shares one word among a Group's members. Generated kernels
+read it at every loop back-edge and before every DDR store, and set it when a pipe call
+returns nonzero. A failed bounds check (`checks.py`) stores `status` 1 and the failing
+check's site (an index into the kernel's `check_sites`), axis, offset, extent and tensor
+extent, sets `*cancel` and touches no memory for that transfer; `Kernel.launch` raises
+`BoundsError` from that record. External kernels may poll `*cancel` the same way.
 
 `PipeApi` holds the runtime's pipe functions (bounded ring buffers, see
 `plang.runtime.pipes`); kernels call them through these pointers for `tpush_*` / `tpop_*` /
@@ -43,6 +54,8 @@ from typing import Any, Sequence
 
 from ... import ir as pir
 from ...dtypes import BF16, BOOL, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, DataType
+from ...errors import Error
+from ...ir.span import Span
 from .native import KernelCompileError
 
 TO_AIV = 0
@@ -68,10 +81,22 @@ class PipeApi(ctypes.Structure):
 
 
 class LaunchContext(ctypes.Structure):
-    """Per-launch values a kernel reads: block / sub-block indices and the pipe handles."""
+    """Per-launch values a kernel reads (block / sub-block indices, the pipe handles, the
+    cancel word) and the check-failure record it writes; `cancel` starts at `own_cancel`."""
 
     _fields_ = [("block_idx", _i64), ("block_num", _i64), ("subblock_idx", _i64),
-                ("subblock_num", _i64), ("pipes", _vp), ("pipe_api", ctypes.POINTER(PipeApi))]
+                ("subblock_num", _i64), ("pipes", _vp), ("pipe_api", ctypes.POINTER(PipeApi)),
+                ("cancel", _vp), ("status", _i64), ("check_site", _i64), ("check_axis", _i64),
+                ("check_offset", _i64), ("check_extent", _i64), ("check_dim", _i64),
+                ("own_cancel", _i64)]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cancel = self.own_cancel_address
+
+    @property
+    def own_cancel_address(self) -> int:
+        return ctypes.addressof(self) + LaunchContext.own_cancel.offset
 
 
 CONTEXT_FIELDS = tuple(name for name, _ in LaunchContext._fields_)
@@ -96,12 +121,75 @@ typedef struct {
 typedef struct {
   int64_t block_idx, block_num, subblock_idx, subblock_num;
   void *pipes; const plang_pipe_api *pipe_api;
+  volatile int64_t *cancel;  /* nonzero: stop before writing again */
+  int64_t status, check_site, check_axis, check_offset, check_extent, check_dim, own_cancel;
 } plang_launch_context;
+#define PLANG_CANCELLED(ctx) (*(ctx)->cancel != 0)
 /* args[i]: tensor -> (plang_memref **), scalar -> (value *), last -> (plang_launch_context **) */
 #define PLANG_TENSOR_ARG(args, i) (*(plang_memref **)(args)[i])
 #define PLANG_SCALAR_ARG(type, args, i) (*(type *)(args)[i])
 #define PLANG_CONTEXT_ARG(args, n) (*(plang_launch_context **)(args)[n])
 """
+
+
+STATUS_BOUNDS = 1  # LaunchContext.status of a failed bounds check
+
+
+class BoundsError(Error, IndexError):
+    """A kernel's load, store or element access would leave its tensor."""
+
+
+@dataclass(frozen=True)
+class CheckSite:
+    """One checked transfer: the op, what it accesses (a "tensor" or "tile", its name and IR
+    shape), and the user's span."""
+
+    op: str
+    kind: str
+    name: str
+    shape: str
+    span: tuple = ()  # Span fields (filename, begin_line, begin_col, end_line, end_col)
+
+    def to_json(self) -> list:
+        return [self.op, self.kind, self.name, self.shape, list(self.span)]
+
+    @classmethod
+    def from_json(cls, item: list) -> CheckSite:
+        *fields, span = item
+        return cls(*fields, tuple(span))
+
+    def error(self, kernel: str, ctx: LaunchContext) -> BoundsError:
+        return bounds_error(f"kernel {kernel!r}: {self.op}", self.kind, self.name, self.shape,
+                            ctx.check_axis, ctx.check_offset, ctx.check_extent, ctx.check_dim, self.span)
+
+
+def bounds_error(what: str, kind: str, name: str | None, shape: str, axis: int, offset: int,
+                 extent: int, dim: int, span: tuple = ()) -> BoundsError:
+    """The error of a window [offset, offset + extent) that leaves axis `axis` (extent `dim`)
+    of the `kind` ("tensor" / "tile") `name` (None: unnamed); `span` as in `CheckSite`."""
+    why = (f"offset {offset} is negative" if offset < 0 else
+           f"offset {offset} + extent {extent} = {offset + extent} exceeds the {kind}'s extent {dim}")
+    what_of = f"{kind} {name!r}" if name else f"its {kind}"
+    return BoundsError(f"{what} out of bounds of {what_of} (shape {shape}) on axis {axis}: {why}",
+                       Span(*span) if span else None)
+
+
+def check_window(what: str, shape: Sequence[int], offsets: Sequence[int], extents: Sequence[int],
+                 clamp: bool = False, span: tuple = ()) -> None:
+    """Raise `bounds_error` (of an unnamed tensor of `shape`) unless offsets >= 0 and (without
+    `clamp`) offsets + extents <= shape."""
+    for axis, (off, ext, dim) in enumerate(zip(offsets, extents, shape)):
+        if off < 0 or (not clamp and off + ext > dim):
+            raise bounds_error(what, "tensor", None, str(list(shape)), axis, off, ext, dim, span)
+
+
+def _same_bits(declared: DataType, got) -> bool:
+    """A torch tensor whose elements are `declared`'s bits under another name (an INDEX as
+    int64, a UINT32 as int32: see `DataType.accepts_storage`)."""
+    try:
+        return declared.accepts_storage(DataType.from_torch(got))
+    except (KeyError, ValueError, TypeError):
+        return False
 
 
 _DESCRIPTORS: dict[int, type[ctypes.Structure]] = {}
@@ -192,7 +280,7 @@ class ArgPacker:
         expected = a.dtype.to_torch()
 
         def fill(t) -> None:
-            if t.dtype != expected or t.dim() != rank:
+            if t.dim() != rank or (t.dtype != expected and not _same_bits(a.dtype, t.dtype)):
                 raise TypeError(f"kernel argument {name!r} expects a rank-{rank} {expected} tensor, "
                                 f"got {tuple(t.shape)} {t.dtype}")
             strides = t.stride()
@@ -235,6 +323,7 @@ class ThreadPackers(threading.local):
     def __init__(self) -> None:
         self.packer: ArgPacker | None = None
         self.context: LaunchContext | None = None
+        self.default: LaunchContext | None = None  # the context of a launch given none
 
 
 SUPPORTED_DTYPES = (FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, BOOL)

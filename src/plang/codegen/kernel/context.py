@@ -100,6 +100,8 @@ class LowerContext:
         self.request: Request | None = None
         self.prebound: dict[pir.Assign, TileBuf] = {}
         self.row_mode: RowMode | None = None
+        self.check_sites: list = []  # the kernel's bounds checks (`checks.CheckSite`), by site id
+        self.cancel_word: ir.Value | None = None  # the launch's cancel pointer, loaded at entry
         self._use_counts: Counter | None = None
 
     @property
@@ -243,13 +245,21 @@ class LowerContext:
                 raise self.error(f"tile valid_shape {pir.types.format_shape(t.valid_shape)} of shape "
                                  f"{pir.types.format_shape(t.shape)}: only the first leading dim "
                                  "of extent > 1 and the last dim may be partially valid")
-        vs = [self.index(d) for d in t.valid_shape]
+        vs = [self.valid_extent(d, s) for d, s in zip(t.valid_shape, t.static_shape)]
         if len(vs) == 1:
             return self.kb.idx(1), vs[0]
         vr = vs[0]
         for d in vs[1:-1]:
             vr = arith.muli(vr, d)
         return vr, vs[-1]
+
+    def valid_extent(self, e: pir.Expr, static: int) -> ir.Value:
+        """A valid extent clipped to [0, static]: a runtime valid_shape larger than its tile
+        never reaches past the tile's buffer."""
+        v = self.index(e)
+        if pir.types.dim_value(e) is not None:
+            return v
+        return arith.maxsi(arith.minsi(v, self.kb.idx(static)), self.kb.idx(0))
 
     def new_tile(self, t: pir.TileType) -> TileBuf:
         if t.dtype not in SUPPORTED_DTYPES:

@@ -14,6 +14,8 @@ the system compiler — `cc -O3 -march=native -fPIC -shared -std=c11` for `.c`,
 a generated `plang_kernel.h` (the ABI's C declarations, `abi.C_HEADER`) on the include path.
 The file must define `void <function name>(void **args)` with C linkage, reading its
 arguments as the ABI describes (`PLANG_TENSOR_ARG`, `PLANG_SCALAR_ARG`, `PLANG_CONTEXT_ARG`).
+The library goes into the process's private scratch folder (`plang.cache_root.scratch`,
+removed at exit); the header and wrapper are built in a temporary folder removed at once.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ import tempfile
 from typing import Any, Sequence
 
 from ... import ir as pir
+from ...cache_root import scratch
 from ...dtypes import DataType
 from ...passes.fuse_tile_ops import FuseTileOps
 from ...target import Device, Isa
 from .abi import (
     C_HEADER,
     ArgPacker,
+    CheckSite,
     LaunchContext,
     PipeApi,
     ScalarArg,
@@ -62,23 +66,33 @@ class Kernel:
     """A callable native kernel: `kernel(*args, ctx=None)` or `kernel.launch(args, ctx)`."""
 
     def __init__(self, name: str, signature: Signature, native: NativeFunction,
-                 mlir_text: str, engine: Any = None, library: str | None = None) -> None:
+                 mlir_text: str, engine: Any = None, library: str | None = None,
+                 check_sites: Sequence[CheckSite] = ()) -> None:
         self.name = name
         self.signature = signature
         self.mlir_text = mlir_text
+        self.check_sites = tuple(check_sites)
         self._native = native
         self._engine = engine
         self._library = library
         self._packers = ThreadPackers()
-        self._default_ctx = single_block_context()
 
     def launch(self, args: Sequence[Any], ctx: LaunchContext | None = None) -> None:
-        """Run the kernel once with `args` (torch tensors / numbers) and a launch context."""
+        """Run the kernel once with `args` (torch tensors / numbers) and a launch context;
+        raises `BoundsError` when one of its checks failed."""
         packers = self._packers
         packer = packers.packer
         if packer is None:
             packer = packers.packer = ArgPacker(self.signature)
-        self._native(packer.pack(args, self._default_ctx if ctx is None else ctx))
+        if ctx is None:
+            ctx = packers.default
+            if ctx is None:
+                ctx = packers.default = single_block_context()
+        ctx.own_cancel = 0
+        self._native(packer.pack(args, ctx))
+        if ctx.status:
+            ctx.status = 0
+            raise self.check_sites[ctx.check_site].error(self.name, ctx)
 
     def __call__(self, *args: Any, ctx: LaunchContext | None = None, block_idx: int = 0,
                  block_num: int = 1, subblock_idx: int = 0, pipes: Any = None) -> None:
@@ -106,7 +120,8 @@ class Kernel:
         else:
             raise KernelCompileError(f"kernel {self.name!r} has no code to save")
         meta = {"name": self.name, "symbol": self._native.fn_name,
-                "signature": _signature_json(self.signature), "mlir_text": self.mlir_text}
+                "signature": _signature_json(self.signature), "mlir_text": self.mlir_text,
+                "check_sites": [c.to_json() for c in self.check_sites]}
         tmp = path + ".json.tmp"
         with open(tmp, "w") as f:
             json.dump(meta, f)
@@ -144,13 +159,15 @@ def compile_kernel(function: pir.Function, device: Device | None = None, *,
     function = FuseTileOps().run_on_function(function, None)  # a no-op on pipeline output
     target = device.isa if device is not None else Isa.default()
     what = f"kernel {function.name!r} ({target.spec()})"
+    sites: list[CheckSite] = []
     with mlir.new_context(), mlir.ir.Location.unknown(), kernel_isa.using(target):
-        module = build_module(function)
+        module = build_module(function, sites)
         text = str(module)
         mlir.verify(module, what)
         native, library = mlir.compile_native(module, function.name, what, target)
     engine = None if library is not None else native.owner
-    return Kernel(function.name, kernel_signature(function), native, text, engine=engine, library=library)
+    return Kernel(function.name, kernel_signature(function), native, text, engine=engine, library=library,
+                  check_sites=sites)
 
 
 def load_kernel(path: str) -> Kernel:
@@ -159,7 +176,7 @@ def load_kernel(path: str) -> Kernel:
         meta = json.load(f)
     native = load_shared_object(path, meta["symbol"])
     return Kernel(meta["name"], _signature_from_json(meta["signature"]), native, meta["mlir_text"],
-                  library=path)
+                  library=path, check_sites=[CheckSite.from_json(c) for c in meta.get("check_sites", ())])
 
 
 def compile_external(function: pir.Function, source: str) -> Kernel:
@@ -168,16 +185,18 @@ def compile_external(function: pir.Function, source: str) -> Kernel:
         raise KernelCompileError(f"function {function.name!r}: external_source {source!r} not found")
     is_c = source.endswith(".c")
     compiler, flags = ("cc", EXTERNAL_C_FLAGS) if is_c else ("c++", EXTERNAL_CXX_FLAGS)
-    out_dir = tempfile.mkdtemp(prefix="plang-ext-")
-    with open(os.path.join(out_dir, "plang_kernel.h"), "w") as f:
-        f.write(C_HEADER)
-    lib = os.path.join(out_dir, f"{function.name}.so")
-    wrapper = os.path.join(out_dir, "plang_entry.c")
-    with open(wrapper, "w") as f:
-        f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=packed_symbol(function.name)))
-    res = subprocess.run([compiler, *flags, f"-I{out_dir}", "-o", lib, source, wrapper],
-                         capture_output=True, text=True)
+    fd, lib = tempfile.mkstemp(prefix=f"{function.name}-", suffix=".so", dir=scratch().sub("external").path)
+    os.close(fd)
+    with tempfile.TemporaryDirectory(prefix="plang-ext-") as build_dir:
+        with open(os.path.join(build_dir, "plang_kernel.h"), "w") as f:
+            f.write(C_HEADER)
+        wrapper = os.path.join(build_dir, "plang_entry.c")
+        with open(wrapper, "w") as f:
+            f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=packed_symbol(function.name)))
+        res = subprocess.run([compiler, *flags, f"-I{build_dir}", "-o", lib, source, wrapper],
+                             capture_output=True, text=True)
     if res.returncode != 0:
+        os.unlink(lib)
         raise KernelCompileError(f"function {function.name!r}: compiling {source} failed:\n{res.stderr}")
     native = load_shared_object(lib, function.name)
     with open(source) as f:

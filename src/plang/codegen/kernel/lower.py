@@ -23,10 +23,12 @@ from ...dtypes import BOOL, INDEX
 from ...passes.analysis.row_regions import through_fused
 from ...passes.analysis.var_uses import expr_vars, used_vars
 from . import (
+    lower_array,
     lower_batch_matmul,
     lower_cast,
     lower_elementwise,
     lower_extra_elementwise,
+    lower_gather_compare,
     lower_generate,
     lower_indexing,
     lower_layout,
@@ -34,12 +36,16 @@ from . import (
     lower_memory,
     lower_pipe,
     lower_reduce,
+    lower_rng,
+    lower_sort,
     lower_system,
     lower_views,
 )
 from .abi import TensorArg, kernel_signature
 from .builder import KernelBuilder, TileBuf, mlir_type
+from .checks import running
 from .context import DdrTensor, LowerContext, Request
+from .lower_array import copy_array, new_array
 from .lower_rows import lower_row_region
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
@@ -48,8 +54,8 @@ from .vectors import LazyTile, copy_tile
 Lowering = Callable[[LowerContext, str, dict], Any]
 LOWERINGS: dict[str, Lowering] = {}
 for _module in (lower_elementwise, lower_cast, lower_memory, lower_reduce, lower_matmul, lower_layout,
-                lower_pipe, lower_extra_elementwise, lower_generate, lower_indexing,
-                lower_batch_matmul, lower_system, lower_views):
+                lower_pipe, lower_extra_elementwise, lower_generate, lower_indexing, lower_gather_compare,
+                lower_batch_matmul, lower_system, lower_views, lower_sort, lower_rng, lower_array):
     _module.register(LOWERINGS)
 
 _CONTEXT_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1, "tile.get_subblock_idx": 2}
@@ -71,8 +77,9 @@ def _abi_scalar_type(dtype) -> ir.Type:
     return ir.IntegerType.get_signless(64)
 
 
-def build_module(function: pir.Function) -> ir.Module:
-    """The kernel's MLIR module (call under an MLIR context and location)."""
+def build_module(function: pir.Function, check_sites: list | None = None) -> ir.Module:
+    """The kernel's MLIR module (call under an MLIR context and location); its bounds checks'
+    sites (`checks.CheckSite`) are appended to `check_sites`."""
     if not function.func_type.is_core:
         raise KernelCompileError(f"function {function.name!r} is {function.func_type.value}, "
                                  "not a core kernel (InCore / AIC / AIV)")
@@ -97,6 +104,8 @@ def build_module(function: pir.Function) -> ir.Module:
             if var not in function.params:
                 lc.bind(var, (tensor.dim(axis), INDEX))
         lower_stmt(lc, function.body)
+    if check_sites is not None:
+        check_sites.extend(lc.check_sites)
     return kb.finish()
 
 
@@ -165,36 +174,48 @@ def lower_stmt(lc: LowerContext, s: pir.Stmt | None, hints: dict | None = None) 
 
 
 def lower_stmts(lc: LowerContext, stmts: list, hints: dict) -> list | None:
-    """Lower `stmts` (`hints`: Assign -> buffer to compute its tile into)."""
+    """Lower `stmts` (`hints`: Assign -> buffer to compute its tile into); a `KernelCompileError`
+    without a location gets the span of the statement it came from."""
     yielded = None
     for st in stmts:
-        if isinstance(st, pir.Assign):
-            if st in lc.prebound:
-                lc.bind(st.var, lc.prebound.pop(st))
-                continue
-            lc.bind(st.var, _value_of(lc, st.value, hints.get(st)))
-        elif isinstance(st, pir.Eval):
-            _value_of(lc, st.expr)
-        elif isinstance(st, pir.For):
-            _lower_for(lc, st)
-        elif isinstance(st, pir.If):
-            _lower_if(lc, st)
-        elif isinstance(st, pir.While):
-            _lower_while(lc, st)
-        elif isinstance(st, pir.Yield):
-            yielded = [_value_of(lc, v, lazy=True) for v in st.values]
-        elif isinstance(st, pir.Return):  # a kernel returns through its Out tensors; a call here still runs
-            for v in st.values:
-                if isinstance(v, pir.Call):
-                    _value_of(lc, v)
-        elif isinstance(st, pir.Scope) and st.kind is pir.ScopeKind.Fused:
-            body = pir.flatten(st.body)
-            if "rows" in st.attrs:
-                lower_row_region(lc, body, st.attrs["rows"], hints)
-            else:
-                _lower_single_pass(lc, body, hints)
+        try:
+            yielded = _lower_one(lc, st, hints, yielded)
+        except KernelCompileError as e:
+            if not e.span.is_known and st.span is not None and st.span.is_known:
+                e.span = st.span
+            raise
+    return yielded
+
+
+def _lower_one(lc: LowerContext, st: pir.Stmt, hints: dict, yielded: list | None) -> list | None:
+    """Lower one statement; returns the values of a trailing `Yield` so far."""
+    if isinstance(st, pir.Assign):
+        if st in lc.prebound:
+            lc.bind(st.var, lc.prebound.pop(st))
+            return yielded
+        lc.bind(st.var, _value_of(lc, st.value, hints.get(st)))
+    elif isinstance(st, pir.Eval):
+        _value_of(lc, st.expr)
+    elif isinstance(st, pir.For):
+        _lower_for(lc, st)
+    elif isinstance(st, pir.If):
+        _lower_if(lc, st)
+    elif isinstance(st, pir.While):
+        _lower_while(lc, st)
+    elif isinstance(st, pir.Yield):
+        yielded = [_value_of(lc, v, lazy=True) for v in st.values]
+    elif isinstance(st, pir.Return):  # a kernel returns through its Out tensors; a call here still runs
+        for v in st.values:
+            if isinstance(v, pir.Call):
+                _value_of(lc, v)
+    elif isinstance(st, pir.Scope) and st.kind is pir.ScopeKind.Fused:
+        body = pir.flatten(st.body)
+        if "rows" in st.attrs:
+            lower_row_region(lc, body, st.attrs["rows"], hints)
         else:
-            raise lc.error(f"statement {type(st).__name__} is not supported in kernels")
+            _lower_single_pass(lc, body, hints)
+    else:
+        raise lc.error(f"statement {type(st).__name__} is not supported in kernels")
     return yielded
 
 
@@ -273,14 +294,23 @@ def _lower_for(lc: LowerContext, st: pir.For) -> None:
         lc.bind(ia, buf)
     hints = _yield_hints(st.body, buffers)
     lo, hi, step = lc.index(st.start), lc.index(st.stop), lc.index(st.step)
-    loop = scf.ForOp(lo, hi, step, [v for _, v in scalars])
-    with ir.InsertionPoint(loop.body):
-        lc.bind(st.loop_var, (loop.induction_variable, INDEX))
-        for (ia, _), arg in zip(scalars, loop.inner_iter_args):
+    # an scf.while whose condition is also a cancellation point (the loop's back-edge)
+    inits = [lo] + [v for _, v in scalars]
+    types = [v.type for v in inits]
+    loop = scf.WhileOp(types, inits)
+    before = loop.before.blocks.append(*types)
+    after = loop.after.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        go = arith.cmpi(arith.CmpIPredicate.slt, before.arguments[0], hi)
+        scf.condition(arith.andi(go, running(lc)), list(before.arguments))
+    with ir.InsertionPoint(after):
+        lc.bind(st.loop_var, (after.arguments[0], INDEX))
+        for (ia, _), arg in zip(scalars, list(after.arguments)[1:]):
             lc.bind(ia, (arg, ia.type.dtype))
         yielded = lower_stmt(lc, st.body, hints) or []
-        scf.yield_(_finish_yield(lc, st.iter_args, yielded, dict(buffers)))
-    _bind_results(lc, st.iter_args, st.return_vars, list(loop.results), dict(buffers))
+        scf.yield_([arith.addi(after.arguments[0], step)]
+                   + _finish_yield(lc, st.iter_args, yielded, dict(buffers)))
+    _bind_results(lc, st.iter_args, st.return_vars, list(loop.results)[1:], dict(buffers))
 
 
 def _finish_yield(lc: LowerContext, carried, yielded: list, buffers: dict) -> list:
@@ -308,7 +338,8 @@ def _lower_if(lc: LowerContext, st: pir.If) -> None:
     cond, d = lower_scalar(lc, st.cond)
     cond = convert(cond, d, BOOL)
     buffers = {rv: lc.new_tile(rv.type) for rv in st.return_vars if isinstance(rv.type, pir.TileType)}
-    scalar_rvs = [rv for rv in st.return_vars if rv not in buffers]
+    arrays = {rv: new_array(lc, rv.type) for rv in st.return_vars if isinstance(rv.type, pir.ArrayType)}
+    scalar_rvs = [rv for rv in st.return_vars if rv not in buffers and rv not in arrays]
     result_types = [scalar_type(rv.type.dtype) for rv in scalar_rvs
                     if isinstance(rv.type, pir.ScalarType)]
     has_else = st.else_body is not None or bool(st.return_vars)
@@ -322,6 +353,8 @@ def _lower_if(lc: LowerContext, st: pir.If) -> None:
             for rv, y in zip(st.return_vars, yielded):
                 if rv in buffers:
                     copy_tile(lc.kb, y, buffers[rv])
+                elif rv in arrays:
+                    copy_array(lc, rv.type, y, arrays[rv])
                 elif isinstance(rv.type, pir.TensorType):
                     tensors[rv] = y
                 else:
@@ -330,8 +363,8 @@ def _lower_if(lc: LowerContext, st: pir.If) -> None:
             scf.yield_(out)
     results = iter(op.results)
     for rv in st.return_vars:
-        if rv in buffers:
-            lc.bind(rv, buffers[rv])
+        if rv in buffers or rv in arrays:
+            lc.bind(rv, buffers.get(rv) or arrays[rv])
         elif rv in tensors:
             lc.bind(rv, tensors[rv])
         else:
@@ -351,7 +384,7 @@ def _lower_while(lc: LowerContext, st: pir.While) -> None:
         for (ia, _), arg in zip(scalars, before.arguments):
             lc.bind(ia, (arg, ia.type.dtype))
         c, d = lower_scalar(lc, st.cond)
-        scf.condition(convert(c, d, BOOL), list(before.arguments))
+        scf.condition(arith.andi(convert(c, d, BOOL), running(lc)), list(before.arguments))
     with ir.InsertionPoint(after):
         for (ia, _), arg in zip(scalars, after.arguments):
             lc.bind(ia, (arg, ia.type.dtype))

@@ -1,4 +1,5 @@
-"""`tile.batch_matmul`: lhs [..., M, K] @ rhs [..., K, N] over broadcast batch dims.
+"""`tile.batch_matmul`: lhs [..., M, K] @ rhs [..., K, N] over broadcast batch dims
+(`tile.batch_matmul_acc`: acc + the same, each batch starting from its block of acc).
 
 A tile's leading dims fold into its rows, so batch `b` of an operand is the contiguous
 block of rows [b * M, (b + 1) * M). An `scf.for` over the result's batches takes a
@@ -14,7 +15,7 @@ from ... import ir as pir
 from .builder import TileBuf
 from .context import LowerContext
 from .lower_matmul import _check, _narrow_output, _vt, emit_matmul
-from .mlir import arith, ir, memref
+from .mlir import arith, ir, memref, vector
 from .vector_math import splat
 
 
@@ -46,7 +47,7 @@ def _operand_batch(lc: LowerContext, out_dims: tuple[int, ...], dims: tuple[int,
 
 
 def lower_batch_matmul(lc: LowerContext, short: str, a: dict) -> TileBuf:
-    name = "tile.batch_matmul"
+    name = f"tile.{short}"
     lt, rt = a["lhs"].type, a["rhs"].type
     lhs, rhs = lc.tile(a["lhs"]), lc.tile(a["rhs"])
     out = _narrow_output(lc, lc.result_tile(), name)
@@ -54,15 +55,25 @@ def lower_batch_matmul(lc: LowerContext, short: str, a: dict) -> TileBuf:
     m, k = lt.static_shape[-2:]
     out_dims = _batch_dims(lc.call.type)
     batches = out.rows // m
-    zero = splat(_vt(out.buf.type.element_type), 0)
+    vt = _vt(out.buf.type.element_type)
+    zero = splat(vt, 0)
+    acc = lc.tile(a["acc"]) if "acc" in a else None
     kb = lc.kb
     with kb.loop(0, batches) as lb:
         ob = lb.induction_variable
         a_blk = _block(lc, lhs, m, _operand_batch(lc, out_dims, _batch_dims(lt), ob))
         b_blk = _block(lc, rhs, k, _operand_batch(lc, out_dims, _batch_dims(rt), ob))
-        emit_matmul(kb, a_blk, b_blk, _block(lc, out, m, ob), lambda r, c: zero)
+        if acc is None:
+            def init(r, c):
+                return zero
+        else:
+            acc_blk = _block(lc, acc, m, ob)
+
+            def init(r, c):
+                return vector.load(vt, acc_blk.buf, [arith.addi(arith.muli(r, kb.idx(acc_blk.pitch)), c)])
+        emit_matmul(kb, a_blk, b_blk, _block(lc, out, m, ob), init)
     return out
 
 
 def register(table: dict) -> None:
-    table["tile.batch_matmul"] = lower_batch_matmul
+    table["tile.batch_matmul"] = table["tile.batch_matmul_acc"] = lower_batch_matmul

@@ -8,12 +8,15 @@ from typing import Callable
 
 from ...dtypes import BOOL, DataType
 from ...ir.ops import ops_where
+from ...ir.types import shapes_equal
 from . import vector_math, vector_trig
 from .builder import compute_dtype
 from .context import LowerContext, unsupported
-from .mlir import arith, ir, math
+from .lower_generate import generated_tile
+from .lower_predicate import pack, unpack
+from .mlir import arith, ir, math, vector
 from .vector_math import cmp_name, compare, splat
-from .vectors import full, per_col, per_row, scalar
+from .vectors import full, lazy_map, per_col, per_row, read_chunk, scalar
 
 Vals = list
 
@@ -144,7 +147,9 @@ def lower_cmp(lc: LowerContext, short: str, a: dict) -> object:
     else:
         other = full(lc.operand(a["rhs"]))
     d = lhs.dtype
-    return lc.elementwise([full(lhs), other], lambda v: _to_bool(compare(v[0], v[1], d, name)))
+    bools = lazy_map(lc.kb, lhs.rows, lhs.cols, BOOL, lhs.valid, [full(lhs), other],
+                     lambda v: _to_bool(compare(v[0], v[1], d, name)))
+    return pack(lc, bools)
 
 
 def _mask_i1(m: ir.Value) -> ir.Value:
@@ -152,7 +157,6 @@ def _mask_i1(m: ir.Value) -> ir.Value:
 
 
 def lower_sel(lc: LowerContext, short: str, a: dict) -> object:
-    mask = lc.operand(a["mask"])
     dtype = lc.call.type.dtype
     if short == "sel":
         other = full(lc.operand(a["rhs"]))
@@ -160,7 +164,22 @@ def lower_sel(lc: LowerContext, short: str, a: dict) -> object:
     else:
         src = full(lc.operand(a["src"]))
         other = scalar(lc.scalar(a["scalar"], dtype, storage=True), dtype)
-    return lc.elementwise([full(mask), src, other],
+    values = a["lhs" if short == "sel" else "src"].type
+    if not shapes_equal(a["mask"].type.shape, values.shape):  # a packed predicate (tile.cmp)
+        mask, cols = lc.tile(a["mask"]), lc.dims(values, "")[1]
+
+        def chunk_of(width: int):
+            def chunk(r: ir.Value, c: ir.Value) -> ir.Value:
+                picked = read_chunk(lc.kb, src.tile, r, c)
+                if other.kind == "full":
+                    rest = read_chunk(lc.kb, other.tile, r, c)
+                else:
+                    rest = vector.broadcast(picked.type, other.scalar)
+                out = arith.select(unpack(lc, mask, cols, width, r, c), picked, rest)
+                return _to_bool(out) if out.type.element_type.width == 1 else out  # BOOL stores a byte
+            return chunk
+        return generated_tile(lc, chunk_of)
+    return lc.elementwise([full(lc.operand(a["mask"])), src, other],
                           lambda v: arith.select(_mask_i1(v[0]), v[1], v[2]), convert=False)
 
 

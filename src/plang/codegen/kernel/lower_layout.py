@@ -1,5 +1,5 @@
 """Tile creation and data movement: `full`, `create`, `move`, `read`, `write`, `fillpad`,
-`slice`, `assemble`, `concat`, `reshape`, `transpose` (2D tiles)."""
+`fillpad_expand`, `slice`, `assemble`, `concat`, `reshape`, `transpose` (any two axes)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from ... import ir as pir
 from ...dtypes import BOOL, DataType
 from ...ir.enums import PadValue
 from .builder import TileBuf, compute_dtype
+from .checks import check_tile_window, only_if
 from .context import LowerContext, tile_dims
 from .lower_scalar import convert
 from .mlir import arith, ir, memref, vector
 from .vector_math import splat
-from .vectors import full, lazy_map, materialize, read_chunk, scalar, vtype
+from .vectors import LazyTile, full, lazy_map, materialize, read_chunk, scalar, vtype
 
 
 def _indices(lc: LowerContext, e: pir.Expr) -> list[ir.Value]:
@@ -107,6 +108,26 @@ def lower_fillpad(lc: LowerContext, short: str, a: dict):
     return out
 
 
+def lower_fillpad_expand(lc: LowerContext, short: str, a: dict):
+    """A larger tile holding the value's valid region at its top-left, pad everywhere else."""
+    src = lc.tile(a["value"])
+    kb = lc.kb
+    out = lc.result_tile()
+    fill = _pad_value(src.dtype, a.get("pad_value", PadValue.zero))
+    vr, vc = src.valid
+    read = window_reader(lc, src, kb.idx(0), kb.idx(0), out.width)
+    last = kb.idx(src.rows - 1)
+
+    def chunk(r, c):
+        v = read(arith.minui(r, last), c)  # (rows past the value's are all pad)
+        inside = arith.cmpi(arith.CmpIPredicate.slt, r, vr)
+        n = arith.select(inside, arith.subi(vc, c), kb.idx(0))
+        return arith.select(_lanes(out.width, n), v, splat(v.type, fill))
+
+    materialize(kb, out, LazyTile(out.dtype, out.rows, out.cols, out.pitch, out.width, out.valid, chunk))
+    return out
+
+
 def window_reader(lc: LowerContext, src: TileBuf, off_r: ir.Value, off_c: ir.Value, width: int):
     """chunk(r, c) of src[off_r + r, off_c + c ...], lanes past src's columns read as 0."""
     kb = lc.kb
@@ -130,8 +151,9 @@ def lower_slice(lc: LowerContext, short: str, a: dict):
         off = [lc.index(e) for e in a["offset"].elements]
         off_r, off_c = off[-2], off[-1]
     out = lc.result_tile()
+    ok = _window_inside(lc, a["input"], off_r, off_c, (out.rows, out.cols), src)
     reader = window_reader(lc, src, off_r, off_c, out.width)
-    with lc.kb.loop(0, out.rows) as lr:
+    with only_if(ok), lc.kb.loop(0, out.rows) as lr:
         r = lr.induction_variable
         with lc.kb.loop(0, out.pitch, out.width) as lcol:
             c = lcol.induction_variable
@@ -159,8 +181,20 @@ def lower_assemble(lc: LowerContext, short: str, a: dict) -> TileBuf:
     src = lc.operand(a["source"])
     off = [lc.index(e) for e in a["offset"].elements]
     off_r, off_c = (lc.kb.idx(0), off[0]) if len(off) == 1 else (off[-2], off[-1])
-    write_window(lc, dst, src, off_r, off_c)
+    with only_if(_window_inside(lc, a["target"], off_r, off_c, src.valid, dst)):
+        write_window(lc, dst, src, off_r, off_c)
     return dst
+
+
+def _window_inside(lc: LowerContext, tile: pir.Expr, off_r: ir.Value, off_c: ir.Value, extent,
+                   buf: TileBuf) -> ir.Value:
+    """The bounds check of an on-chip window of `tile` (held in `buf`) at (off_r, off_c) with
+    (rows, cols) `extent` (ints or index values); in row mode only its columns."""
+    kb = lc.kb
+    rows, cols = (v if isinstance(v, ir.Value) else kb.idx(v) for v in extent)
+    if lc.row_mode is not None:
+        return check_tile_window(lc, tile, [off_c], [cols], (buf.cols,))
+    return check_tile_window(lc, tile, [off_r, off_c], [rows, cols], (buf.rows, buf.cols))
 
 
 def lower_concat(lc: LowerContext, short: str, a: dict) -> TileBuf:
@@ -200,20 +234,39 @@ def lower_reshape(lc: LowerContext, short: str, a: dict):
 
 
 def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
+    """Swap two axes of a tile of any rank (leading axes fold into rows, as every tile)."""
     src = lc.tile(a["input"])
-    t = a["input"].type
-    axes = sorted(ax % t.rank for ax in (a["axis1"], a["axis2"]))
-    if t.rank != 2 or axes != [0, 1]:
-        raise lc.error("tile.transpose is supported for 2D tiles only")
+    shape = list(a["input"].type.static_shape)
+    axes = [ax % len(shape) for ax in (a["axis1"], a["axis2"])]
+    out_shape = list(shape)
+    out_shape[axes[0]], out_shape[axes[1]] = shape[axes[1]], shape[axes[0]]
     out = lc.result_tile()
     kb = lc.kb
-    _element_copy(lc, src, out, lambda i, j: arith.addi(arith.muli(j, kb.idx(src.pitch)), i))
+
+    def offset(i, j):
+        index = _unflatten(kb, i, out_shape[:-1]) + [j]  # out's multi-index
+        index[axes[0]], index[axes[1]] = index[axes[1]], index[axes[0]]
+        row = kb.idx(0)
+        for k, d in zip(index[:-1], shape[:-1]):
+            row = arith.addi(arith.muli(row, kb.idx(d)), k)
+        return arith.addi(arith.muli(row, kb.idx(src.pitch)), index[-1])
+    _element_copy(lc, src, out, offset)
     return out
+
+
+def _unflatten(kb, flat, dims: list[int]) -> list:
+    """The row-major multi-index over `dims` of the flat index `flat`."""
+    index = []
+    for d in reversed(dims):
+        index.append(arith.remui(flat, kb.idx(d)))
+        flat = arith.divui(flat, kb.idx(d))
+    return index[::-1]
 
 
 def register(table: dict) -> None:
     for name, fn in (("full", lower_full), ("create", lower_create), ("move", lower_move),
                      ("read", lower_read), ("write", lower_write), ("fillpad", lower_fillpad),
+                     ("fillpad_expand", lower_fillpad_expand),
                      ("slice", lower_slice), ("assemble", lower_assemble), ("concat", lower_concat),
                      ("reshape", lower_reshape), ("transpose", lower_transpose)):
         table[f"tile.{name}"] = fn

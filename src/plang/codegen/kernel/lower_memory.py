@@ -3,7 +3,9 @@ and `tensor.read`).
 
 A transfer moves a window of a rank-n DDR tensor: its leading n - 1 dims fold into tile rows
 (row r ↔ their row-major multi-index), the last dim is the contiguous (unit-stride) column
-axis. It covers the tile's valid region clipped to the tensor's bounds on every dim. Rows
+axis. It covers the tile's valid region, which must lie inside the tensor (`checks.check_bounds`:
+once per transfer, against the tensor's runtime extents; a load with ``clamp=True`` may
+overhang the far edge and is clipped to it; a failed check moves nothing and raises). Rows
 stream as vector transfers along the columns (masked for partial chunks); a load zero-fills
 the rest of the tile so later ops never see stale data. A load whose single use fuses stays a `LazyTile` (its
 chunks are read from DDR where they are consumed), and a store writes a lazy tile's chunks
@@ -20,10 +22,11 @@ from ... import ir as pir
 from ...dtypes import BOOL, INT64, DataType
 from ...ir.enums import AtomicType
 from .builder import KernelBuilder, TileBuf, geometry
+from .checks import check_bounds, only_if, running
 from .context import DdrTensor, LowerContext
 from .lower_cast import check_convertible, convert_fn
 from .lower_scalar import convert
-from .mlir import arith, ir, memref
+from .mlir import arith, ir, memref, scf
 from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
 
@@ -37,11 +40,13 @@ def _clip(kb: KernelBuilder, want: ir.Value, dim: ir.Value, off: ir.Value, cap: 
 
 class _Window:
     """The clipped DDR window of one transfer. `lead` holds the static window extent of each
-    leading dim (the first may be None: it is never divided by); `extents` the clipped
-    extent of every dim."""
+    leading dim (the first may be None: it is never divided by); `extents` the extent of every
+    dim clipped to the tensor (which only a clamped load can pass: any other window is
+    bounds-checked), and empty when `ok` is false. (The clip also keeps LLVM from constant
+    masks: with constant extents its x86 ISel aborts on BF16 scatters.)"""
 
     def __init__(self, lc: LowerContext, ddr: DdrTensor, offsets: list[ir.Value],
-                 wanted: list[ir.Value], caps: Sequence[int | None]) -> None:
+                 wanted: list[ir.Value], caps: Sequence[int | None], ok: ir.Value | None = None) -> None:
         kb = self.kb = lc.kb
         self.ddr, self.offsets = ddr, offsets
         self.lead = list(caps[:-1])
@@ -50,6 +55,8 @@ class _Window:
                            f"rank-{ddr.rank} tensor must be static")
         self.extents = [_clip(kb, w, ddr.dim(k), off, cap)
                         for k, (w, off, cap) in enumerate(zip(wanted, offsets, caps))]
+        if ok is not None:  # a failed check: an empty window (a load may stay lazy, so no branch)
+            self.extents = [arith.select(ok, e, kb.idx(0)) for e in self.extents]
 
     @property
     def cols(self) -> ir.Value:
@@ -94,7 +101,7 @@ def _map(rank: int) -> ir.AffineMapAttr:
 def _per_dim(lc: LowerContext, values, static: Sequence[int]) -> list[ir.Value]:
     if values is None:
         return [lc.kb.idx(s) for s in static]
-    return [lc.index(e) for e in values]
+    return [lc.valid_extent(e, s) for e, s in zip(values, static)]
 
 
 def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
@@ -106,7 +113,9 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     first_row = lc.row_mode.row if lc.row_mode is not None else kb.idx(0)
     shape = t.static_shape
     offsets = [lc.index(e) for e in a["offsets"].elements]
-    window = _Window(lc, ddr, offsets, _per_dim(lc, t.valid_shape, shape), shape)
+    wanted = _per_dim(lc, t.valid_shape, shape)
+    ok = check_bounds(lc, a["tensor"], offsets, wanted, _dims(ddr), clamp=bool(a.get("clamp")))
+    window = _Window(lc, ddr, offsets, wanted, shape, ok)
     vt = vtype(width, t.dtype)
     pad = kb.const_of(vt.element_type, 0)
 
@@ -123,22 +132,32 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     return out
 
 
-def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor, valid: tuple[ir.Value, ir.Value]) -> _Window:
-    """The window a store writes: `shapes=` when given, else the tile's (valid) shape; the
-    tile's `valid` region clips it further."""
+def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor,
+                  valid: tuple[ir.Value, ir.Value]) -> tuple[_Window, ir.Value]:
+    """The window a store writes (`shapes=` when given, else the tile's (valid) shape; the
+    tile's `valid` region clips it further) and whether to write it: it is in bounds and the
+    launch is not cancelled."""
     tile_type = a["tile"].type
     offsets = [lc.index(e) for e in a["offsets"].elements]
     if a.get("shapes") is not None:
         shapes = list(a["shapes"].elements)
         wanted = [lc.index(e) for e in shapes]
         caps = [pir.types.dim_value(e) for e in shapes]
-    else:
-        caps = list(tile_type.static_shape)
-        wanted = _per_dim(lc, tile_type.valid_shape, caps)
+    else:  # a tile of lower rank than the tensor fills its trailing dims (leading extents 1)
+        lead = len(offsets) - tile_type.rank
+        caps = [1] * lead + list(tile_type.static_shape)
+        wanted = [lc.kb.idx(1)] * lead + _per_dim(lc, tile_type.valid_shape, caps[lead:])
     wanted[-1] = arith.minsi(wanted[-1], valid[1])
     if len(caps) == 2:
         wanted[0] = arith.minsi(wanted[0], valid[0])
-    return _Window(lc, ddr, offsets, wanted, caps)
+    check_bounds(lc, a["output_tensor"], offsets, wanted, _dims(ddr))
+    # a failed check sets the cancel word: one volatile read guards the store (a guard on the
+    # compares themselves made LLVM's x86 ISel abort on BF16 tiles)
+    return _Window(lc, ddr, offsets, wanted, caps), running(lc)
+
+
+def _dims(ddr: DdrTensor) -> list[ir.Value]:
+    return [ddr.dim(k) for k in range(ddr.rank)]
 
 
 def _rows(window: _Window, valid_rows: ir.Value) -> tuple[ir.Value, int]:
@@ -164,7 +183,7 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
         raise lc.error(f"tile.store with atomic={atomic!r} is not supported by the kernel backend")
     tile = lc.operand(a["tile"])
     valid = _store_valid(lc, a, tile)
-    window = _store_window(lc, a, ddr, valid)
+    window, ok = _store_window(lc, a, ddr, valid)
     rows, first = _rows(window, valid[0])
     conv = None
     if tile.dtype is not ddr.type.dtype:  # the store converts, as tile.cast's default rules
@@ -175,7 +194,7 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
     if lc.row_mode is not None:  # only the current row, if the window has it
         lo = lc.row_mode.row
         rows = arith.minsi(rows, arith.addi(lo, kb.idx(1)))
-    with kb.loop(lo, rows) as lr:
+    with only_if(ok), kb.loop(lo, rows) as lr:
         r = lr.induction_variable
         idx = window.split(r)
         with kb.loop(0, tile.pitch, tile.width) as lcol:
@@ -223,10 +242,10 @@ def _static_bytes(t: pir.TensorType) -> int | None:
 def _atomic_add_store(lc: LowerContext, a: dict, ddr: DdrTensor) -> DdrTensor:
     kb = lc.kb
     tile = lc.tile(a["tile"])
-    window = _store_window(lc, a, ddr, tile.valid)
+    window, ok = _store_window(lc, a, ddr, tile.valid)
     kind = arith.AtomicRMWKind.addf if ddr.type.dtype.is_float else arith.AtomicRMWKind.addi
     rows, first = _rows(window, tile.valid[0])
-    with kb.loop(0, rows) as lr:
+    with only_if(ok), kb.loop(0, rows) as lr:
         r = lr.induction_variable
         idx = window.split(r)
         n = arith.maxsi(window.lanes(idx, kb.idx(0), first), kb.idx(0))
@@ -245,10 +264,8 @@ def lower_tensor_dim(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, D
     return arith.index_cast(ir.IntegerType.get_signless(64), extent), INT64
 
 
-def lower_tensor_read(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, DataType]:
-    """`tensor.read`: one element of a DDR tensor, at one index per axis or a flat row-major index."""
-    ddr = lc.ddr(a["src"])
-    offset = a["offset"]
+def _element_index(lc: LowerContext, ddr: DdrTensor, offset: pir.Expr) -> list[ir.Value]:
+    """One index per axis of a DDR tensor element, from one per axis or a flat row-major one."""
     idx = [lc.index(e) for e in (offset.elements if isinstance(offset, pir.MakeTuple) else [offset])]
     if len(idx) == 1 and ddr.rank > 1:
         flat, idx = idx[0], []
@@ -256,13 +273,61 @@ def lower_tensor_read(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, 
             idx.insert(0, arith.remui(flat, ddr.dim(axis)))
             flat = arith.divui(flat, ddr.dim(axis))
         idx.insert(0, flat)
-    v = memref.load(ddr.memref, idx)
+    return idx
+
+
+def lower_tensor_read(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, DataType]:
+    """`tensor.read`: one element of a DDR tensor, at one index per axis or a flat row-major index."""
+    ddr = lc.ddr(a["src"])
+    idx = _element_index(lc, ddr, a["offset"])
+    ok = check_bounds(lc, a["src"], idx, [lc.kb.idx(1)] * len(idx), _dims(ddr))
+    read = scf.IfOp(ok, [ir.MemRefType(ddr.memref.type).element_type], has_else=True)
+    with ir.InsertionPoint(read.then_block):
+        scf.yield_([memref.load(ddr.memref, idx)])
+    with ir.InsertionPoint(read.else_block):
+        scf.yield_([lc.kb.const(ddr.type.dtype, 0)])
+    v = read.result
     if ddr.type.dtype is BOOL:
         return arith.cmpi(arith.CmpIPredicate.ne, v, arith.constant(v.type, 0)), BOOL
     return v, ddr.type.dtype
 
 
+def lower_tensor_write(lc: LowerContext, short: str, a: dict) -> DdrTensor:
+    """`tensor.write`: one element of a DDR tensor set to a scalar (bounds-checked)."""
+    ddr = lc.ddr(a["dst"])
+    idx = _element_index(lc, ddr, a["offset"])
+    ok = check_bounds(lc, a["dst"], idx, [lc.kb.idx(1)] * len(idx), _dims(ddr))
+    v = lc.scalar(a["value"], ddr.type.dtype, storage=True)
+    if ddr.type.dtype is BOOL:
+        v = arith.extui(ir.IntegerType.get_signless(8), v)
+    write = scf.IfOp(ok)
+    with ir.InsertionPoint(write.then_block):
+        memref.store(v, ddr.memref, idx)
+        scf.yield_([])
+    return ddr
+
+
+def lower_expand_clone(lc: LowerContext, short: str, a: dict) -> DdrTensor:
+    """`tensor.expand_clone`: every element of the DDR target from the DDR input, an input
+    dim of extent 1 repeating (element by element: a DDR-to-DDR broadcast copy)."""
+    src, dst = lc.ddr(a["input"]), lc.ddr(a["target"])
+    kb = lc.kb
+    repeat = [pir.types.dim_value(d) == 1 for d in src.type.shape]
+
+    def copy(axis: int, index: list) -> None:
+        if axis == dst.rank:
+            src_index = [kb.idx(0) if r else i for r, i in zip(repeat, index)]
+            memref.store(memref.load(src.memref, src_index), dst.memref, index)
+            return
+        with kb.loop(0, dst.dim(axis)) as loop:
+            copy(axis + 1, index + [loop.induction_variable])
+    copy(0, [])
+    return dst
+
+
 def register(table: dict) -> None:
+    table["tensor.expand_clone"] = lower_expand_clone
+    table["tensor.write"] = lower_tensor_write
     table["tile.load"] = lower_load
     table["tile.store"] = lower_store
     table["tensor.dim"] = lower_tensor_dim

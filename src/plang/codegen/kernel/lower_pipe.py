@@ -1,10 +1,13 @@
 """Cross-core pipe ops (`tpush_*`, `tpop_*`, `tfree_*`) as calls through the launch context's
-`PipeApi` (see `abi.py` for the C ABI, pipe ids and how split tiles are divided)."""
+`PipeApi` (see `abi.py` for the C ABI, pipe ids and how split tiles are divided). A nonzero
+return code (a timeout, an aborted Group) sets the launch's cancel word, so the kernel stores
+nothing of what it popped and leaves its loops."""
 
 from __future__ import annotations
 
 from .abi import CONTEXT_FIELDS, PIPE_API_FIELDS, TO_AIC, TO_AIV, pipe_id
 from .builder import TileBuf, geometry
+from .checks import cancel_unless_ok
 from .context import LowerContext, field_address
 from .lower_layout import window_reader, write_window
 from .mlir import arith, ir, llvm, memref
@@ -50,11 +53,12 @@ def _address(lc: LowerContext, t: TileBuf, element_offset: int = 0) -> ir.Value:
 def _transfer(lc: LowerContext, fn: str, pipe: ir.Value, t: TileBuf, rows: int, row0: int = 0) -> None:
     nbytes = rows * t.pitch * t.dtype.itemsize
     i32 = ir.IntegerType.get_signless(32)
-    llvm.call(i32, [_api(lc, fn), pipe, _address(lc, t, row0 * t.pitch), _i64(lc, nbytes)], [], [])
+    cancel_unless_ok(lc, llvm.call(i32, [_api(lc, fn), pipe, _address(lc, t, row0 * t.pitch),
+                                         _i64(lc, nbytes)], [], []))
 
 
 def _free(lc: LowerContext, pipe: ir.Value) -> None:
-    llvm.call(ir.IntegerType.get_signless(32), [_api(lc, "free"), pipe], [], [])
+    cancel_unless_ok(lc, llvm.call(ir.IntegerType.get_signless(32), [_api(lc, "free"), pipe], [], []))
 
 
 def _halves(lc: LowerContext, t: TileBuf, split: int) -> list[tuple[TileBuf, int, int]]:

@@ -12,7 +12,7 @@ from ... import ir as pir
 from ...dtypes import BOOL, INDEX, DataType
 from . import isa
 from .builder import compute_dtype, mlir_type
-from .mlir import arith, ir, math
+from .mlir import arith, ir, math, scf
 from .vector_math import compare
 
 if TYPE_CHECKING:
@@ -85,8 +85,19 @@ def _binop(lc: LowerContext, e: pir.BinaryExpr) -> tuple[ir.Value, DataType]:
           "FloorDiv": arith.floordivsi if s else arith.divui,
           "FloorMod": _floormod if s else arith.remui,
           "Min": arith.minsi if s else arith.minui, "Max": arith.maxsi if s else arith.maxui,
-          "Pow": math.ipowi}[name]
+          "Pow": _ipow}[name]
     return fn(a, b), d
+
+
+def _ipow(a: ir.Value, b: ir.Value) -> ir.Value:
+    """Integer `a ** b` by repeated multiplication (1 for b <= 0): the LLVM stage has no
+    lowering of `math.ipowi`."""
+    index = ir.IndexType.get()
+    n = b if b.type == index else arith.index_cast(index, b)
+    loop = scf.ForOp(arith.constant(index, 0), n, arith.constant(index, 1), [arith.constant(a.type, 1)])
+    with ir.InsertionPoint(loop.body):
+        scf.yield_([arith.muli(loop.inner_iter_args[0], a)])
+    return loop.results[0]
 
 
 def _floormod(a: ir.Value, b: ir.Value) -> ir.Value:

@@ -171,6 +171,8 @@ def lazy_map(kb: KernelBuilder, rows: int, cols: int, dtype: DataType,
                 v = read_chunk(kb, op.tile, r, c)
             elif op.kind == "col":
                 v = load_chunk(op.tile, c)
+            elif op.tile.cols > 1:  # a packed row vector: each row's block repeats along the row
+                v = _packed_row_chunk(kb, op.tile, r, c, width)
             else:
                 e = load_elem(op.tile, arith.muli(r, kb.idx(op.tile.pitch)))
                 e = to_compute(e, op.dtype) if convert else e
@@ -181,6 +183,19 @@ def lazy_map(kb: KernelBuilder, rows: int, cols: int, dtype: DataType,
         return to_storage(res, dtype) if convert else res
 
     return LazyTile(dtype, rows, cols, pitch, width, valid, chunk)
+
+
+def _packed_row_chunk(kb: KernelBuilder, t: TileBuf, r: ir.Value, c: ir.Value, width: int) -> ir.Value:
+    """Columns [c, c + width) of row `r` of a packed row vector `t` ([M, P]): element j is
+    t[r, j % P]."""
+    block = t.cols
+    base = arith.muli(r, kb.idx(t.pitch))
+    if width % block == 0:
+        v = vector.load(vtype(block, t.dtype), t.buf, [base])
+        return vector.shuffle(v, v, [lane % block for lane in range(width)])
+    if block % width == 0:  # chunks start at multiples of width, so c % P + width <= P
+        return vector.load(vtype(width, t.dtype), t.buf, [arith.addi(base, arith.remui(c, kb.idx(block)))])
+    raise AssertionError(f"packed row vector of {block} columns vs {width}-lane chunks")
 
 
 def materialize(kb: KernelBuilder, out: TileBuf, lazy: LazyTile) -> None:

@@ -33,6 +33,7 @@ from ..types import (
     ScalarType,
     ShapedType,
     TensorType,
+    TensorView,
     TileType,
     TupleType,
     Type,
@@ -110,13 +111,16 @@ def kind(t: Type) -> str:
 def result_like(t: ShapedType, dtype: DataType | None = None, shape=None, valid_shape=None) -> Type:
     """A value of `t`'s kind with a new dtype and/or shape. Tiles keep their valid shape
     unless `shape` changes (then `valid_shape` applies) and drop the memory space: where a
-    computed tile lives is decided by InferTileMemorySpace."""
+    computed tile lives is decided by InferTileMemorySpace. A tensor keeps its valid region
+    (not its strides) unless `shape` changes."""
     dtype = t.dtype if dtype is None else dtype
     if isinstance(t, TileType):
         if shape is None:
             return TileType(t.shape, dtype, None, t.valid_shape)
         return TileType(shape, dtype, None, valid_shape)
-    return TensorType(t.shape if shape is None else shape, dtype, t.layout)
+    valid = t.view.valid_shape if shape is None and t.view is not None else None
+    return TensorType(t.shape if shape is None else shape, dtype, t.layout,
+                      None if valid is None else TensorView(valid_shape=valid))
 
 
 def valid_of(t: ShapedType) -> tuple[Expr, ...]:
@@ -235,6 +239,8 @@ def require_scalar_matches(b: Bound, name: str, scalar: Expr, target: DataType) 
     if st.dtype.is_float and not target.is_float:
         raise b.fail(f"operand {name!r} is a {st.dtype.name} scalar but the {target.name} operand "
                      f"is integer; cast it explicitly")
+    if isinstance(scalar, ConstInt) and not target.holds(scalar.value):
+        raise b.bad_value(f"operand {name!r} = {scalar.value} is out of the range of {target.name}")
 
 
 def check_window(b: Bound, what: str, offsets: Sequence[Expr], extents: Sequence[Expr],

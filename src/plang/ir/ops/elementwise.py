@@ -7,7 +7,7 @@ from functools import partial
 from typing import Sequence
 
 from ...dtypes import BOOL, DataType
-from ..types import TileType, Type
+from ..types import ScalarType, TileType, Type, shapes_equal
 from .common import (
     CAST_MODES,
     CASTABLE,
@@ -31,6 +31,7 @@ from .common import (
 from .common import (
     family as _family,
 )
+from .predicate import check_packed, packed
 from .registry import Bound, Pattern
 from .registry import register as _register
 
@@ -58,13 +59,17 @@ def binary(allowed: Sequence[DataType], result_dtype: DataType | None = None,
 
 
 def with_scalar(allowed: Sequence[DataType], result_dtype: DataType | None = None,
-                scalar: str = "rhs", shaped: str = "lhs"):
-    """A tensor/tile operand combined with a scalar broadcast to every element."""
+                scalar: str = "rhs", shaped: str = "lhs", converts: bool = False):
+    """A tensor/tile operand combined with a scalar broadcast to every element. With
+    `converts` (the reference's `subs`), a float scalar against an integer operand is
+    converted to the operand's dtype instead of being an error."""
 
     def deduce(b: Bound) -> Type:
         t = b[shaped].type
         require_dtype(b, shaped, t.dtype, allowed)
-        require_scalar_matches(b, scalar, b[scalar], t.dtype)
+        st = b[scalar].type
+        if not (converts and isinstance(st, ScalarType) and st.dtype.is_float):
+            require_scalar_matches(b, scalar, b[scalar], t.dtype)
         return result_like(t, result_dtype or t.dtype)
 
     return deduce
@@ -90,12 +95,14 @@ def _check_cmp_type(b: Bound) -> None:
 
 def _cmp(b: Bound) -> Type:
     _check_cmp_type(b)
-    return binary(NUMERIC, BOOL)(b)
+    t = binary(NUMERIC, BOOL)(b)
+    return packed(b, t) if isinstance(t, TileType) else t
 
 
 def _cmps(b: Bound) -> Type:
     _check_cmp_type(b)
-    return with_scalar(NUMERIC, BOOL)(b)
+    t = with_scalar(NUMERIC, BOOL)(b)
+    return packed(b, t) if isinstance(t, TileType) else t
 
 
 def _rems(b: Bound) -> Type:
@@ -118,7 +125,8 @@ def _cast(b: Bound) -> Type:
 def _mask(b: Bound, values: str) -> None:
     mask, ref = b.mask.type, b[values].type
     require_dtype(b, "mask", mask.dtype, INTS_AND_BOOL)
-    require_same_shape(b, "mask", mask, values, ref)
+    if not shapes_equal(mask.shape, ref.shape):
+        check_packed(b, mask, ref, values)
 
 
 def _sel(b: Bound) -> Type:
@@ -181,7 +189,8 @@ def _register_all() -> None:
     scalar_forms = {"adds": "add", "subs": "sub", "muls": "mul", "divs": "div",
                     "maximums": "maximum", "minimums": "minimum", "fmods": "fmod"}
     for name, base in scalar_forms.items():
-        family(name, [P("lhs", X), P("rhs", "scalar")], with_scalar(NUMERIC), unit="vector",
+        family(name, [P("lhs", X), P("rhs", "scalar")], with_scalar(NUMERIC, converts=name == "subs"),
+               unit="vector",
                unified=name not in ("adds", "subs", "muls", "divs"),  # pl.add etc. take scalars
                doc=f"Elementwise {arith[base]} with a scalar rhs broadcast to every element.")
     bitwise = {"and_": ("AND", INTS_AND_BOOL), "or_": ("OR", INTS_AND_BOOL), "xor": ("XOR", INTS_AND_BOOL),
@@ -231,10 +240,14 @@ def _register_all() -> None:
     register("tile.prelu", [P("tile", "tile"), P("slope", "tile"), P("tmp", "tile")], _prelu, unit="vector",
              doc="Elementwise parametric ReLU: x where x >= 0, else slope * x (per-element slope).")
 
-    family("cmp", lhs_rhs + [P("cmp_type", "attr", 0)], _cmp, unit="vector",
-           doc="Elementwise comparison (cmp_type 0=eq 1=ne 2=lt 3=le 4=gt 5=ge) giving a BOOL mask.")
-    family("cmps", [P("lhs", X), P("rhs", "scalar"), P("cmp_type", "attr", 0)], _cmps, unit="vector",
-           doc="Elementwise comparison with a scalar giving a BOOL mask.")
+    for ns, what, pattern in (("tensor", "a BOOL mask", Pattern.ELEMENTWISE),
+                              ("tile", "a packed UINT8 predicate mask (one bit per element, see "
+                                       "`ir.ops.predicate`; tile.sel reads it)", Pattern.OPAQUE)):
+        _family("cmp", lhs_rhs + [P("cmp_type", "attr", 0)], _cmp, unit="vector", namespaces=(ns,),
+                pattern=pattern, doc=f"Elementwise comparison (cmp_type 0=eq 1=ne 2=lt 3=le 4=gt 5=ge) "
+                                     f"giving {what}.")
+        _family("cmps", [P("lhs", X), P("rhs", "scalar"), P("cmp_type", "attr", 0)], _cmps, unit="vector",
+                namespaces=(ns,), pattern=pattern, doc=f"Elementwise comparison with a scalar giving {what}.")
     register("tile.sel", [P("mask", "tile"), P("lhs", "tile"), P("rhs", "tile"), P("tmp", "tile")],
              _sel, unit="vector", doc="Per-element select: lhs where mask is true, else rhs.")
     register("tile.sels", [P("mask", "tile"), P("src", "tile"), P("tmp", "tile"), P("scalar", "scalar")],

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...dtypes import INT16, INT32
+from ...dtypes import INT16, INT32, UINT16, UINT32
 from ..types import ScalarType, TensorType, TileType, Type, dim_value
 from .common import NUMERIC, P, family, fmt_shape, fmt_type, index_values, require_dtype_attr
 from .registry import Bound, register
@@ -24,7 +24,7 @@ def _arange(tile: bool):
     def deduce(b: Bound) -> Type:
         _int_scalar(b, "start")
         _bool_attr(b, "descending")
-        dtype = require_dtype_attr(b, "dtype", (INT16, INT32))
+        dtype = require_dtype_attr(b, "dtype", (INT16, INT32, UINT16, UINT32))
         shape = index_values(b, "shape")
         if not shape:
             raise b.fail("shape must have at least one dim")

@@ -1,7 +1,10 @@
 """Data-dependent indexing: `gather` (flat or along an axis) and `scatter` (index form),
-for both families."""
+for both families, and `tile.mscatter` (a tile's elements stored to flat indices of a DDR
+tensor)."""
 
 from __future__ import annotations
+
+import math
 
 from ...dtypes import BF16, FP16, FP32, INT8, INT16, INT32
 from ..types import Type, dim_value
@@ -18,7 +21,7 @@ from .common import (
     require_same_shape,
     result_like,
 )
-from .registry import Bound
+from .registry import Bound, register
 
 GATHER_DTYPES = (FP16, FP32, INT16, INT32)
 SCATTER_DTYPES = (FP16, FP32, BF16, INT8, INT16, INT32)
@@ -62,6 +65,37 @@ def _scatter(b: Bound) -> Type:
     return result_like(dst)
 
 
+def _scatter_update(b: Bound) -> Type:
+    dst, index, src = b.input.type, b.index.type, b.src.type
+    require_dtype(b, "input", dst.dtype, SCATTER_DTYPES)
+    if dst.rank not in (2, 4):
+        raise b.fail(f"operand 'input' must have rank 2 [rows, d] or 4 [blocks, block_size, 1, d], "
+                     f"got {fmt_shape(dst.shape)}")
+    require_rank(b, "index", index, 2)
+    if not index.dtype.is_int:
+        raise b.fail(f"operand 'index' must hold integers, got {index.dtype.name}")
+    require_rank(b, "src", src, dst.rank)
+    require_same_kind(b, "src", src, "input", dst)
+    require_same_dtype(b, "src", src, "input", dst)
+    if isinstance(b.dim, bool) or b.dim != -2:
+        raise b.bad_value(f"dim must be -2 (rows), got {b.dim!r}")
+    require_dim(b, "src and input need the same row length", src.shape[-1], dst.shape[-1])
+    counts = [dim_value(d) for d in (*index.shape, *src.shape[:-1])]
+    if None not in counts and math.prod(counts[2:]) != counts[0] * counts[1]:
+        raise b.fail(f"src {fmt_shape(src.shape)} needs one row per element of index "
+                     f"{fmt_shape(index.shape)}")
+    return result_like(dst)
+
+
+def _mscatter(b: Bound) -> Type:
+    src, index, out = b.src.type, b.idx.type, b.output_tensor.type
+    require_dtype(b, "src", src.dtype, GATHER_DTYPES)
+    require_dtype(b, "idx", index.dtype, (INT32,))
+    require_same_shape(b, "idx", index, "src", src)
+    require_same_dtype(b, "output_tensor", out, "src", src)
+    return out
+
+
 def _register_all() -> None:
     X = "X"
     family("gather", [P("input", X), P("index", X), P("dim", "attr", None)], _gather, unit="vector",
@@ -72,6 +106,16 @@ def _register_all() -> None:
            unit="vector",
            doc="Scatter along the last axis of a 2D input: a copy of input with "
                "`out[b, index[b, k]] = src[b, k]` (torch.scatter); index has src's shape.")
+    family("scatter_update", [P("input", X), P("index", X), P("src", X), P("dim", "attr", -2)],
+           _scatter_update, unit="vector",
+           doc="A copy of input with row `index.flat[k]` replaced by row k of src, in order (the last "
+               "write to a row wins; an out-of-range index writes nothing); input [rows, d] with src "
+               "[b * s, d], or input [blocks, block_size, 1, d] with src [b, s, 1, d]; index [b, s].")
+    register("tile.mscatter", [P("src", "tile"), P("idx", "tile"), P("output_tensor", "tensor")], _mscatter,
+             unit="memory", writes=("output_tensor",), reads=("src", "idx"),
+             doc="Store each valid element of a tile to a flat (row-major) index of a DDR tensor: "
+                 "`output_tensor.reshape(-1)[idx[i, j]] = src[i, j]`; an out-of-range index writes "
+                 "nothing; returns the updated tensor.")
 
 
 _register_all()

@@ -1,6 +1,7 @@
 """Shape and window ops for both families: reshape, transpose, slice, assemble, concat,
-plus the tile-only fillpad. Static windows are bounds-checked; tiles carry their valid
-region through (a reshape that no box of the new shape can describe is rejected)."""
+plus the tile-only fillpad and the tensor-only expand_clone. Static windows are
+bounds-checked; tiles carry their valid region through (a reshape that no box of the new
+shape can describe is rejected)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Sequence
 
 from ..enums import AtomicType, PadValue
 from ..expr import Add, Expr
-from ..types import TileType, Type, dim_value
+from ..types import TensorType, TileType, Type, dim_value
 from .common import (
     ATOMIC_DTYPES,
     P,
@@ -145,16 +146,26 @@ def _slice(b: Bound) -> Type:
 def _assemble(b: Bound) -> Type:
     target, source = b.target.type, b.source.type
     require_same_kind(b, "source", source, "target", target)
-    require_same_dtype(b, "source", source, "target", target)
-    require_rank(b, "source", source, target.rank)
+    lead = 0
+    if isinstance(target, TileType):
+        require_same_dtype(b, "source", source, "target", target)
+        require_rank(b, "source", source, target.rank)
+    elif source.rank > target.rank:  # a DDR target: the write converts the dtype like a store,
+        require_rank(b, "source", source, target.rank)  # and a lower-rank source fills the
+    else:  # trailing dims (leading extents 1)
+        lead = target.rank - source.rank
     offset = index_values(b, "offset")
     if len(offset) != target.rank:
         raise b.fail(f"'offset' has {len(offset)} entries but target rank is {target.rank}")
+    if not isinstance(b.atomic, AtomicType):
+        raise b.bad_value(f"atomic must be a pl.AtomicType, got {b.atomic!r}")
     if b.atomic is not AtomicType.None_:
         if isinstance(target, TileType):
             raise b.fail("atomic is tensor-only: a tile-to-tile assemble has no global destination")
         require_dtype(b, "source", source.dtype, ATOMIC_DTYPES)
-    check_window(b, "assemble window", offset, source.shape, target.shape, "target")
+    valid = source.view.valid_shape if isinstance(source, TensorType) and source.view else None
+    extent = [1] * lead + list(valid or source.shape)
+    check_window(b, "assemble window", offset, extent, target.shape, "target")
     return target
 
 
@@ -177,8 +188,24 @@ def _fillpad(b: Bound) -> Type:
     return TileType(t.shape, t.dtype, None, None)
 
 
+def _expand_clone(b: Bound) -> Type:
+    src, target = b.input.type, b.target.type
+    require_same_dtype(b, "input", src, "target", target)
+    require_rank(b, "input", src, target.rank)
+    for axis, (d, t) in enumerate(zip(src.shape, target.shape)):
+        sd, st = dim_value(d), dim_value(t)
+        if sd != 1 and (sd is None or st is None or sd != st):
+            raise b.fail(f"operand 'input' {fmt_shape(src.shape)} does not broadcast to target "
+                         f"{fmt_shape(target.shape)} on axis {axis} (each dim must match or be 1)")
+    return target
+
+
 def _register_all() -> None:
     X = "X"
+    register("tensor.expand_clone", [P("input", "tensor"), P("target", "tensor")], _expand_clone,
+             unit="memory", writes=("target",), reads=("input",),
+             doc="Overwrite target with input broadcast to target's shape (input dims of extent 1 "
+                 "repeat); the result is target.")
     family("reshape", [P("input", X), P("shape", "index_list")], _reshape, unit="vector", fusible=True,
            doc="View input with a new shape of the same element count.")
     family("transpose", [P("input", X), P("axis1", "attr"), P("axis2", "attr")], _transpose,

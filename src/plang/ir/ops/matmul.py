@@ -133,6 +133,12 @@ def _batch_matmul(b: Bound) -> Type:
     return TileType(matmul_shape(b, lhs, rhs), acc)
 
 
+def _batch_matmul_acc(b: Bound) -> Type:
+    acc = b.acc.type
+    _check_acc(b, "acc", acc, _batch_matmul(b).shape, acc_dtype(b, b.lhs.type, b.rhs.type))
+    return result_like(acc)
+
+
 def _matmul_acc(b: Bound) -> Type:
     acc, lhs, rhs = b.acc.type, b.lhs.type, b.rhs.type
     want = acc_dtype(b, lhs, rhs)
@@ -215,6 +221,9 @@ def _register_all() -> None:
              pattern=MM,
              doc="Batched lhs @ rhs over the leading axes of rank >= 2 tiles (batch dims broadcast; "
                  "accumulates like tile.matmul).")
+    register("tile.batch_matmul_acc", [P("acc", "tile"), P("lhs", "tile"), P("rhs", "tile")],
+             _batch_matmul_acc, unit="cube", pattern=MM, accumulator="acc",
+             doc="acc + tile.batch_matmul(lhs, rhs), acc shaped like that product.")
     register("tile.matmul_bias", [P("lhs", "tile"), P("rhs", "tile"), P("bias", "tile")], _matmul_bias,
              unit="cube", pattern=MM, doc="lhs @ rhs + bias, bias [1, N] in the accumulator dtype.")
     phase = P("acc_phase", "attr", AccPhase.Unspecified)

@@ -99,11 +99,11 @@ def _store(b: Bound) -> Type:
         if len(shapes) != out.rank:
             raise b.fail(f"'shapes' has {len(shapes)} entries but output tensor rank is {out.rank}")
         extent = shapes
-    else:
-        if tile.rank != out.rank:
+    else:  # a tile of lower rank fills the trailing dims, the leading ones with extent 1
+        if tile.rank > out.rank:
             raise b.fail(f"tile {fmt_type(tile)} has rank {tile.rank} but output tensor "
                          f"{fmt_type(out)} has rank {out.rank}; pass shapes= for an ND partition")
-        extent = tile.effective_valid_shape
+        extent = [1] * (out.rank - tile.rank) + list(tile.effective_valid_shape)
     check_window(b, "store window", offsets, extent, out.shape, "output tensor")
     if not isinstance(b.atomic, AtomicType) or not isinstance(b.st_phase, STPhase):
         raise b.bad_value(f"atomic must be a pl.AtomicType and st_phase a pl.STPhase, "

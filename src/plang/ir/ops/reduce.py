@@ -74,8 +74,10 @@ def _check_tmp(b: Bound, s, t, how: str) -> None:
                          f"shape {fmt_shape(t.shape)} (axis {axis})")
 
 
-def expand(direction: str, allowed: Sequence[DataType] = NUMERIC):
-    """lhs [.., M, N] combined with rhs [.., M, 1] (row) or [.., 1, N] (col)."""
+def expand(direction: str, allowed: Sequence[DataType] = NUMERIC, packed: bool = False):
+    """lhs [.., M, N] combined with rhs [.., M, 1] (row) or [.., 1, N] (col). With `packed`
+    (the reference's row_expand_add), rhs may also be a row-major packed row vector
+    [.., M, 32 / element bytes]: element j of a row takes rhs[.., i, j % (32 / bytes)]."""
 
     def deduce(b: Bound) -> Type:
         lhs, rhs = b.lhs.type, b.rhs.type
@@ -86,7 +88,8 @@ def expand(direction: str, allowed: Sequence[DataType] = NUMERIC):
         require_same_dtype(b, "rhs", rhs, "lhs", lhs)
         axis = -1 if direction == "row" else -2
         expected = list(lhs.shape)
-        expected[axis] = const_dim(1)
+        block = 32 * 8 // lhs.dtype.bits if packed and lhs.dtype.bits in (8, 16, 32) else 1
+        expected[axis] = const_dim(block if dim_value(rhs.shape[axis]) == block else 1)
         for i, (got, want) in enumerate(zip(rhs.shape, expected)):
             require_dim(b, f"operand 'rhs' of shape {fmt_shape(rhs.shape)} must be "
                            f"{fmt_shape(expected)} (one value per {direction}) on axis {i}", got, want)
@@ -120,7 +123,8 @@ def _register_all() -> None:
         bcast = Pattern.ROW_BROADCAST if direction == "row" else Pattern.COL_BROADCAST
         for op, what in ops.items():
             extra = {"tile": [P("tmp", "tile", None)]} if (direction, op) == ("row", "add") else None
-            family(f"{direction}_expand_{op}", [P("lhs", X), P("rhs", X)], expand(direction),
+            family(f"{direction}_expand_{op}", [P("lhs", X), P("rhs", X)],
+                   expand(direction, packed=(direction, op) == ("row", "add")),
                    unit="vector", extra=extra, pattern=bcast,
                    doc=f"{direction.capitalize()}-wise broadcast {what}: lhs [M, N] with rhs {per}.")
         family(f"{direction}_expand", [P("lhs", X), P("rhs", X)], expand(direction), unit="vector",

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ...dtypes import BOOL, FP32, INDEX, DataType
 from ..expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple
 from ..span import Span
-from ..types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type
+from ..types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type, dim_value
 
 REQUIRED = object()
 
@@ -281,9 +281,20 @@ def make_call(name: str | Op, args: Sequence[Any] = (), kwargs: Mapping[str, Any
             call_kwargs[p.name] = v
     full = {p.name: values.get(p.name, None if p.default is REQUIRED else p.default) for p in op.params}
     result_type = op.deduce(Bound(op, full))
+    _check_extents(op, result_type)
     if meta:
         call_kwargs[CALL_ATTRS] = _call_attrs(op, meta)
     return Call(op, call_args, call_kwargs, result_type, span)
+
+
+def _check_extents(op: Op, t: Type) -> None:
+    """A result tile / tensor has no negative static dimension (nor a tuple of results)."""
+    for r in t.types if isinstance(t, TupleType) else (t,):
+        if isinstance(r, (TensorType, TileType)):
+            bad = [v for d in r.shape if (v := dim_value(d)) is not None and v < 0]
+            if bad:
+                raise OpValueError(f"{op.name}: result shape {[dim_value(d) for d in r.shape]} has a "
+                                   f"negative dimension {bad[0]}")
 
 
 CALL_ATTRS = "attrs"
@@ -384,6 +395,8 @@ def as_expr(v: Any, dtype: DataType | None = None) -> Expr | None:
     if isinstance(v, bool):
         return ConstBool(v)
     if isinstance(v, int):
+        if not (dtype or INDEX).holds(v):
+            raise OpValueError(f"integer literal {v} is out of the range of {(dtype or INDEX).name}")
         return ConstInt(v, dtype or INDEX)
     if isinstance(v, float):
         return ConstFloat(v, dtype or FP32)
@@ -397,11 +410,9 @@ def as_expr(v: Any, dtype: DataType | None = None) -> Expr | None:
 
 
 def _kind_of(v: Any) -> str:
-    if isinstance(v, Expr):
-        from ..types import describe_type
+    from ..types import describe_value
 
-        return describe_type(v.type)
-    return f"{type(v).__name__} {v!r}"
+    return describe_value(v)
 
 
 __all__ = ["BOOL", "REGISTRY", "Op", "OpFacts", "OpTypeError", "OpValueError", "Param", "ParamKind",

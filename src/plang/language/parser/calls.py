@@ -19,7 +19,7 @@ from ...ir.enums import ParamDirection
 from ...ir.expr import Call, Cast, Expr, GlobalVar, Var
 from ...ir.function import Function
 from ...ir.ops import OpTypeError, OpValueError
-from ...ir.types import ScalarType, ShapedType, TupleType, Type, describe_type
+from ...ir.types import ScalarType, ShapedType, TupleType, Type, describe_type, describe_value
 from .. import constructs
 from ..dispatch import literal
 from ..values import DSLValue, TypeSpec, wrap
@@ -53,6 +53,10 @@ class FunctionRef:
     def __init__(self, sig: Signature) -> None:
         self.sig = sig
 
+    @property
+    def dsl_description(self) -> str:
+        return f"the function {self.sig.name!r} (a function is called, not a value)"
+
 
 class ProgramSelf:
     """The `self` of a program method: attribute access yields the program's functions."""
@@ -61,6 +65,10 @@ class ProgramSelf:
 
     def __init__(self, program_name: str, signatures: dict[str, Signature]) -> None:
         self.program_name, self.signatures = program_name, signatures
+
+    @property
+    def dsl_description(self) -> str:
+        return f"the program {self.program_name!r} itself (self)"
 
 
 def _int_like(dtype: DataType) -> bool:
@@ -137,6 +145,14 @@ class CallParser:
         return self.call_python(fn, args, kwargs, node)
 
     def call_python(self, fn: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
+        if getattr(fn, "pl_executes_python", False):
+            raise self.source.error(
+                UnsupportedConstructError,
+                f"{ast.unparse(node.func)} executes Python source, which a DSL body never does: "
+                "the body is only parsed",
+                node,
+                hint="parse the text outside the DSL function and refer to the result by name",
+            )
         if not _callable_at_parse_time(fn):
             raise self.source.error(
                 UnsupportedConstructError,
@@ -228,7 +244,7 @@ class CallParser:
             raise self.source.error(
                 ParserTypeError,
                 f"argument {param.name!r} of {fname}() must be a DSL value, "
-                f"got {type(value).__name__} {value!r}",
+                f"got {describe_value(value)}",
                 node,
             )
         at = e.type

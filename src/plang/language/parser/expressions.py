@@ -14,6 +14,7 @@ from ...errors import (
     raised_by_plang,
 )
 from ...ir.expr import Expr
+from ...ir.types import describe_value
 from ..dispatch import ParseState, binary_operator, literal, logical, unary_operator
 from ..values import DSLValue, DynVar
 from .body import Body
@@ -30,6 +31,8 @@ BINOPS = {
     ast.FloorDiv: "floordiv",
     ast.Mod: "mod",
     ast.Pow: "pow",
+    ast.LShift: "shl",
+    ast.RShift: "shr",
 }
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
@@ -60,6 +63,12 @@ class ExprEvaluator:
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:
         base = self.eval(node.value)
+        if node.attr.startswith("_") and not isinstance(base, ProgramSelf):
+            raise self.source.error(  # no way into plang's internals (`__globals__`, private helpers)
+                UnsupportedConstructError,
+                f"the private attribute {node.attr!r} is not reachable in a DSL function",
+                node,
+            )
         if isinstance(base, ProgramSelf):
             sig = base.signatures.get(node.attr)
             if sig is None:
@@ -190,7 +199,7 @@ class ExprEvaluator:
         e = value.unwrap() if isinstance(value, DSLValue) else literal(value, None)
         if e is None:
             raise self.source.error(
-                ParserTypeError, f"expected a DSL value, got {type(value).__name__} {value!r}", node
+                ParserTypeError, f"expected a DSL value, got {describe_value(value)}", node
             )
         return e
 

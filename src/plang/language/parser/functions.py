@@ -18,6 +18,7 @@ from .body import Body
 from .calls import ProgramSelf, Signature
 from .expressions import ExprEvaluator
 from .names import NameScopes
+from .returns import always_returns, close_returns
 from .source import Source, SourceTracker
 from .statements import StatementParser
 from .types import TypeResolver
@@ -126,9 +127,15 @@ class FunctionParser:
         attrs = dict(opts.attrs)
         if opts.external_source is not None:
             self.check_external(fdef)
+        elif self.body.declared_returns and not always_returns(fdef.body) and not _is_stub(fdef):
+            raise self.source.error(
+                ParserTypeError,
+                f"{fdef.name}() declares {len(self.body.declared_returns)} return value(s) but does not "
+                "return on every path", fdef, hint="end the function with a return statement",
+            )
         with parsing(self.state):
             self.body.open_block("function", None)
-            for s in fdef.body:
+            for s in close_returns(fdef.body):
                 self.stmts.parse_stmt(s)
             body = seq(self.body.blocks.pop(), self.source.span(fdef.body[0]))
         for k, v in self.body.func_attrs.items():
@@ -189,6 +196,12 @@ class FunctionParser:
                 "a function with external_source= must have `...` as its body",
                 fdef.body[0],
             )
+
+
+def _is_stub(fdef: ast.FunctionDef) -> bool:
+    """A body of only a docstring and `...`: a declaration, not a function that forgets to return."""
+    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+               and (s.value.value is Ellipsis or isinstance(s.value.value, str)) for s in fdef.body)
 
 
 def parse_function(fs: FunctionSource) -> Function:

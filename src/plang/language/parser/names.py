@@ -11,8 +11,8 @@ from typing import Any, Iterator
 
 from ...errors import ParserNameError, SSAViolationError, UnsupportedConstructError
 from ...ir.expr import IterArg, Var
-from ...ir.types import Type
-from ..values import wrap
+from ...ir.types import TileType, Type
+from ..values import MemRef, wrap
 from .source import SourceTracker
 from .types import same_type
 
@@ -41,6 +41,18 @@ SAFE_BUILTINS: dict[str, Any] = {
 }
 
 
+def _named(value: Any, name: str) -> Any:
+    """A `pl.MemRef()` declaration takes the name of the variable it is read through."""
+    return value.named(name) if isinstance(value, MemRef) else value
+
+
+def _memory_refined(old: Type, new: Type) -> bool:
+    """`new` is `old`'s tile type with no memory space yet (InferTileMemorySpace places it):
+    rebinding the name keeps the variable, e.g. `acc = pl.matmul_acc(acc, ...)` of an Acc tile."""
+    return (isinstance(old, TileType) and isinstance(new, TileType) and new.memory_space is None
+            and same_type(old, new.replace(memory_space=old.memory_space)))
+
+
 class NameScopes:
     """Local frames (one per block), the closure and the globals of the function being parsed."""
 
@@ -60,10 +72,10 @@ class NameScopes:
         for frame in reversed(self.env):
             if name in frame:
                 v = frame[name]
-                return wrap(v) if isinstance(v, Var) else v
+                return wrap(v) if isinstance(v, Var) else _named(v, name)
         for scope in (self.closure, self.globals):
             if name in scope:
-                return scope[name]
+                return _named(scope[name], name)
         if name in SAFE_BUILTINS:
             return SAFE_BUILTINS[name]
         if hasattr(builtins, name):
@@ -143,7 +155,7 @@ class NameScopes:
             and not self.strict_ssa
             and not isinstance(existing, IterArg)
             and id(existing) not in self.block_locals
-            and same_type(existing.type, type_)
+            and (same_type(existing.type, type_) or _memory_refined(existing.type, type_))
         ):
             return existing
         var = Var(name, type_, self.source.span(node))

@@ -134,15 +134,17 @@ class SourceTracker:
             raise InternalCompilerError(e, span, self.src.line_text(span.begin_line, span.filename)) from e
 
 
-_CACHE: dict[Any, tuple[Source, ast.AST]] = {}  # filled idempotently: a race reads a source twice
+_CACHE: dict[int, tuple[Any, Source, ast.AST]] = {}  # filled idempotently: a race reads a source twice
 
 
 def source_of(obj: Any) -> tuple[Source, ast.FunctionDef | ast.ClassDef]:
-    """The `Source` of a function or class object and its def node (cached per code object)."""
+    """The `Source` of a function or class object and its def node, cached per code object by
+    identity: equal code objects (the same body at the same line, in another file or under
+    other annotations) are different sources."""
     key = getattr(obj, "__code__", obj)
-    hit = _CACHE.get(key)
-    if hit is not None:
-        return hit  # type: ignore[return-value]
+    hit = _CACHE.get(id(key))
+    if hit is not None and hit[0] is key:
+        return hit[1], hit[2]  # type: ignore[return-value]
     try:
         lines, first = inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or "<unknown>"
@@ -153,5 +155,5 @@ def source_of(obj: Any) -> tuple[Source, ast.FunctionDef | ast.ClassDef]:
         ) from None
     src = Source("".join(lines), filename, max(first, 1) - 1)
     node = next(n for n in src.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
-    _CACHE[key] = (src, node)
+    _CACHE[id(key)] = (key, src, node)
     return src, node

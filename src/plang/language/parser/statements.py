@@ -8,16 +8,27 @@ from typing import Any
 
 from ...dtypes import INDEX
 from ...errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedConstructError
+from ...ir.enums import ScopeKind
 from ...ir.expr import Call, Cast, ConstFloat, ConstInt, Expr, MakeTuple, TupleGetItem, Var
 from ...ir.stmt import Assign, Break, Continue, Eval, If, Return, Stmt, Yield, flatten, seq
-from ...ir.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType, describe_type
+from ...ir.types import (
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+    describe_type,
+    describe_value,
+)
 from .. import constructs, ops
 from ..dispatch import binary_operator, literal, slice_bounds, unified_call
-from ..values import DSLValue, DynVar, TupleValue, wrap
+from ..values import DSLValue, DynVar, TupleValue, int_literal, wrap
 from .body import Body, YieldSlot
 from .directives import Directives
 from .expressions import BINOPS, ExprEvaluator
 from .loops import LoopParser
+from .returns import close_returns
 from .scopes import ScopeParser
 from .types import TypeResolver, merge_annotation
 
@@ -37,6 +48,10 @@ _UNSUPPORTED_STMTS = {
     "AsyncWith": ("async with is not supported", ""),
     "AsyncFunctionDef": ("async functions are not supported", ""),
 }
+
+
+OUTLINED_SCOPES = (ScopeKind.InCore, ScopeKind.Cluster, ScopeKind.Spmd, ScopeKind.Hierarchy)
+"""Scopes the passes outline into functions of their own: a `return` cannot cross them."""
 
 
 class StatementParser:
@@ -82,6 +97,7 @@ class StatementParser:
         if new_frame:
             self.names.push_frame()
         try:
+            body = close_returns(body)
             for i, s in enumerate(body):
                 self.parse_stmt(s)
                 if slot is not None and slot.node is s and i != len(body) - 1:
@@ -167,7 +183,7 @@ class StatementParser:
         e = literal(value, None)
         if e is None:
             raise self.source.error(
-                ParserTypeError, f"cannot assign {type(value).__name__} {value!r} to a DSL variable", node
+                ParserTypeError, f"cannot assign {describe_value(value)} to a DSL variable", node
             )
         return e
 
@@ -200,7 +216,7 @@ class StatementParser:
             ]
         else:
             raise self.source.error(
-                ParserTypeError, f"cannot unpack {_kind(value)} into {len(elts)} names", value_node
+                ParserTypeError, f"cannot unpack {describe_value(value)} into {len(elts)} names", value_node
             )
         if len(items) != len(elts):
             raise self.source.error(
@@ -221,7 +237,7 @@ class StatementParser:
         self.state.span = self.source.span(node)
         if not isinstance(base, DSLValue):
             raise self.source.error(
-                ParserTypeError, f"cannot write into {_kind(base)} by subscript", target.value
+                ParserTypeError, f"cannot write into {describe_value(base)} by subscript", target.value
             )
         btype = base.type
         if not isinstance(btype, (TensorType, TileType)):
@@ -230,7 +246,7 @@ class StatementParser:
                 self.assign(target.value.id, new, None, target.value, node)
                 return
             raise self.source.error(
-                ParserTypeError, f"cannot write into {_kind(base)} by subscript", target.value
+                ParserTypeError, f"cannot write into {describe_value(base)} by subscript", target.value
             )
         if not any(isinstance(k, slice) for k in keys):
             self.body.emit(
@@ -345,6 +361,17 @@ class StatementParser:
         self.body.emit(Yield(values, self.source.span(node)))
 
     def stmt_Return(self, node: ast.Return) -> None:
+        if self.body.loop_depth:
+            raise self.source.error(
+                UnsupportedConstructError, "return inside a loop is not supported", node,
+                hint="leave the loop with break, then return after it",
+            )
+        outlined = [name for name, kind, _ in self.body.scope_stack if kind in OUTLINED_SCOPES]
+        if outlined:
+            raise self.source.error(
+                UnsupportedConstructError, f"return inside a pl.{outlined[-1]} scope is not supported: "
+                "the scope becomes a kernel of its own", node, hint="return after the scope",
+            )
         v = node.value
         raw = (
             []
@@ -442,7 +469,7 @@ def _retype_literal(value: Any, t: ScalarType, span: Any) -> Expr:
         return ConstFloat(float(value), t.dtype, span)
     if isinstance(value, float):
         raise ParserTypeError(f"cannot store float {value!r} in a {t.dtype.name} scalar")
-    return ConstInt(value, t.dtype, span)
+    return int_literal(value, t.dtype, span)
 
 
 def _index_and_int(ann: ScalarType, t: Type) -> bool:
@@ -467,8 +494,3 @@ def _target_names(t: ast.expr) -> list[str]:
         return [n for e in t.elts for n in _target_names(e)]
     return ["tmp"]
 
-
-def _kind(v: Any) -> str:
-    if isinstance(v, DSLValue):
-        return describe_type(v.type)
-    return f"{type(v).__name__} {v!r}"

@@ -4,7 +4,8 @@
 unary / binary / cast expression over constants, applies the identities `x+0`, `x-0`,
 `x*1`, `x//1`, `x*0` (integers) and `TupleGetItem(MakeTuple(..), i)`, and otherwise
 returns `e` unchanged. Only the top node is folded: callers fold bottom-up.
-`const_int(e)` is the integer value of an integer expression that folds to a constant.
+`const_int(e)` is the integer value of an integer expression that folds to a constant. An
+integer result its dtype cannot hold is a `PassError` at the expression.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from ...ir.expr import (
     UnaryExpr,
 )
 from ...ir.types import ScalarType
+from ..diagnostics import PassError
 
 CONSTANTS = (ConstInt, ConstFloat, ConstBool)
 
@@ -99,7 +101,12 @@ def _fold_binary(e: BinaryExpr) -> Expr:
     dtype = e.type.dtype
     is_int = not any(isinstance(x, float) for x in (a, b) if x is not None) and not dtype.is_float
     if a is not None and b is not None:
+        if is_int and isinstance(e, Pow) and b > 0 and abs(a) > 1 and b * math.log2(abs(a)) > dtype.bits:
+            raise PassError(f"{a} ** {b} is out of the range of {dtype.name}", e.span)
         value = _evaluate(type(e), a, b, is_int)
+        if value is not None and dtype.is_int and not dtype.holds(value):
+            raise PassError(f"this integer expression evaluates to {value}, out of the range of "
+                            f"{dtype.name}", e.span)
         return e if value is None else make_const(value, dtype, e.span)
     return _identity(e, a, b, is_int)
 

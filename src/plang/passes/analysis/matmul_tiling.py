@@ -1,6 +1,7 @@
-"""Matmul tiling: a tensor-level `pl.matmul` whose operands or result would not fit the cube's
-buffers becomes loops over `[m, n]` output blocks, each reducing K in `k`-wide chunks
-(`matmul` on the first chunk, `matmul_acc` on the rest). ConvertTensorToTileOps runs it
+"""Matmul tiling: a tensor-level `pl.matmul` whose operands would not fit the Mat buffer they
+are staged in, or whose result would not fit the Acc or Vec buffer (operands that only exceed
+L0 are split at L0: see TileCapacity), becomes loops over `[m, n]` output blocks, each reducing
+K in `k`-wide chunks (`matmul` on the first chunk, `matmul_acc` on the rest). ConvertTensorToTileOps runs it
 when row blocking does not apply.
 
 `(m, n, k)` divide `(M, N, K)` and are chosen so that an `[m, k]` lhs block fits Left, a
@@ -105,8 +106,9 @@ def _plan(call: Call, var: Var, device: Device) -> Tiling | None:
     if var.type.dtype is not acc.dtype:
         return None
     la, lb, lc = _nbytes(lhs.type, M, K), _nbytes(rhs.type, K, N), _nbytes(acc, M, N)
-    if la <= device.capacity(MemorySpace.Left) and lb <= device.capacity(MemorySpace.Right) \
-            and lc <= device.capacity(MemorySpace.Acc):
+    mat = device.capacity(MemorySpace.Mat)  # operands over L0 are split at L0 (TileCapacity)
+    result_cap = max(device.capacity(MemorySpace.Acc), device.capacity(MemorySpace.Vec))
+    if la <= mat and lb <= mat and lc <= result_cap:
         return None
     return choose_tiling(M, N, K, _nbytes(lhs.type, 1), _nbytes(rhs.type, 1), _nbytes(acc, 1), device)
 

@@ -16,7 +16,7 @@ from ...ir.function import Function
 from ...ir.ops.registry import Op
 from ...ir.stmt import Assign, For, If, Stmt, While, Yield, flatten
 from ...ir.types import TensorType
-from .var_uses import expr_children, walk_stmts
+from .var_uses import calls_in, expr_children, walk_stmts
 
 WRITING = (ParamDirection.Out, ParamDirection.InOut)
 READING = (ParamDirection.In, ParamDirection.InOut)
@@ -92,3 +92,11 @@ def alias_roots(body: Stmt, functions: Mapping[str, Function]) -> dict[Var, Var]
 def _trailing_yield(s: Stmt) -> Yield | None:
     stmts = flatten(s)
     return stmts[-1] if stmts and isinstance(stmts[-1], Yield) else None
+
+
+def written_params(fn: Function, functions: Mapping[str, Function]) -> set[Var]:
+    """The parameters of `fn` whose storage its body writes (directly or through a version)."""
+    roots = alias_roots(fn.body, functions)
+    params = set(fn.params)
+    return {r for c in calls_in(fn.body) for w in call_effects(c, functions)[1]
+            if isinstance(w, Var) and (r := roots.get(w, w)) in params}

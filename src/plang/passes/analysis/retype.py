@@ -2,16 +2,19 @@
 
 `deduce_call_type(call)` runs the op's type deduction on the call's current operands (so a
 pass that changed operands can refresh the result type with `retype_call`); deduction
-errors propagate as `OpTypeError` / `OpValueError`. `types_equal(a, b)` is exact equality
-(dims compared structurally); `types_compatible(declared, actual)` also lets a dynamic
-dim (a `Var`) stand for any extent and an unset tile memory space match any space.
+errors propagate as `OpTypeError` / `OpValueError`, except from `retype_call`, where they
+are the user's (an operand became static and out of range) and raise a `PassError` at the
+call. `types_equal(a, b)` is exact equality (dims compared structurally);
+`types_compatible(declared, actual)` also lets a dynamic dim (a `Var`) stand for any extent
+and an unset tile memory space match any space.
 """
 
 from __future__ import annotations
 
 from ...ir.expr import BinaryExpr, Call, ConstInt, Expr, Var
-from ...ir.ops.registry import Op, make_call
+from ...ir.ops.registry import Op, OpTypeError, OpValueError, make_call
 from ...ir.types import ArrayType, ScalarType, ShapedType, TensorType, TileType, TupleType, Type
+from ..diagnostics import PassError
 
 
 def deduce_call_type(call: Call) -> Type:
@@ -23,7 +26,10 @@ def deduce_call_type(call: Call) -> Type:
 
 def retype_call(call: Call) -> Call:
     """`call` with its type re-deduced (the same object when unchanged)."""
-    t = deduce_call_type(call)
+    try:
+        t = deduce_call_type(call)
+    except (OpTypeError, OpValueError) as e:
+        raise PassError(str(e), call.span) from None
     return call if types_equal(t, call.type) else call.replace(type=t)
 
 

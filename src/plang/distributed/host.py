@@ -1,0 +1,271 @@
+"""`@pl.jit.host` orchestrators and their distributed run.
+
+Every rank (one MPI process, one simulated chip) runs the host orchestrator's body with
+`pl` / `pld` bound to the rank runtime: `pld.alloc_window_buffer` allocates an MPI window
+on every rank, `pld.window` is this rank's slice, `pld.world_size()` the rank count, a
+host-level collective is the MPI collective, and a dispatch `fn(args..., device=r)` of a
+`@pl.jit` program runs on rank r only. A per-rank program without `pld` ops compiles and
+runs on the rank's simulated chip like any `@pl.jit` call; one whose kernels communicate
+runs as its torch reference with each `pld` op on the rank runtime. The host tensors are
+rank 0's (broadcast to every rank when the call starts); what a dispatch writes into an
+Out / InOut host tensor is broadcast from the rank that ran it when the body ends, so every
+rank returns the same host tensors.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from ..codegen.torch_ref import run_torch_ref
+from ..codegen.torch_ref_pld import bind_pld
+from ..dtypes import DataType
+from ..ir.enums import ParamDirection, ReduceOp
+from ..ir.expr import Call
+from ..ir.ops.registry import Op
+from ..ir.visitor import IRVisitor
+from . import MODULE_NAMES
+from .launch import ensure_ranks, report_and_abort
+from .rank_ops import RankOps
+from .runtime import DistributedError
+
+
+@dataclass
+class DistributedConfig:
+    """Which ranks a `@pl.jit.host` program runs on: one rank per entry of `device_ids`
+    (distinct, non-negative); the other fields are the reference's and have no effect here."""
+
+    device_ids: list[int] = field(default_factory=lambda: [0])
+    num_sub_workers: int = 0
+    runtime: str = "tensormap_and_ringbuffer"
+    aicpu_thread_num: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.device_ids:
+            raise ValueError("DistributedConfig.device_ids must not be empty")
+        if len(set(self.device_ids)) != len(self.device_ids):
+            raise ValueError(f"DistributedConfig.device_ids must be distinct, got {self.device_ids}")
+        if any(not isinstance(d, int) or isinstance(d, bool) or d < 0 for d in self.device_ids):
+            raise ValueError(f"DistributedConfig.device_ids must be non-negative ints, got {self.device_ids}")
+        if self.num_sub_workers < 0:
+            raise ValueError(f"DistributedConfig.num_sub_workers must be >= 0, got {self.num_sub_workers}")
+
+    @property
+    def nranks(self) -> int:
+        return len(self.device_ids)
+
+
+class HostFunction:
+    """Created by `@pl.jit.host`: `compile(*args, config=RunConfig(distributed_config=...))`
+    gives a DistributedCompiledProgram; calling it compiles and runs."""
+
+    def __init__(self, func: Callable) -> None:
+        self._func = func
+        functools.update_wrapper(self, func)
+
+    @property
+    def name(self) -> str:
+        return self._func.__name__
+
+    def compile(self, *args: Any, config=None) -> DistributedCompiledProgram:
+        dist = getattr(config, "distributed_config", None)
+        if not isinstance(dist, DistributedConfig):
+            raise DistributedError(f"@pl.jit.host {self.name}: compile needs "
+                                   f"config=RunConfig(distributed_config=DistributedConfig(device_ids=[...]))")
+        return DistributedCompiledProgram(self, dist, config)
+
+    def __call__(self, *args: Any, config=None) -> Any:
+        return self.compile(*args, config=config)(*args)
+
+    def __repr__(self) -> str:
+        return f"<pl.jit.host {self.name}>"
+
+
+class DistributedCompiledProgram:
+    """A host orchestrator bound to its DistributedConfig; calling it runs every rank.
+
+    Each rank compiles its per-rank programs when it first dispatches them (the `@pl.jit`
+    caches, memory and disk, serve later calls); `output_dir` is None."""
+
+    output_dir = None
+
+    def __init__(self, host: HostFunction, dist: DistributedConfig, config) -> None:
+        self.host, self.distributed_config, self.config = host, dist, config
+
+    def __call__(self, *args: Any, config=None) -> None:
+        timeout = getattr(config or self.config, "pipe_timeout", 30.0)
+        DistributedWorker(ensure_ranks(self.distributed_config.nranks, timeout)).run(self.host, args)
+
+
+class DistributedWorker:
+    """This process's rank: runs a host orchestrator's body and its own dispatches."""
+
+    def __init__(self, comm) -> None:
+        self.comm = comm
+
+    def run(self, host: HostFunction, args: tuple) -> None:
+        ops = RankOps(self.comm)
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                _bcast(self.comm, a, 0)
+        dispatches: list[tuple[int, torch.Tensor]] = []
+        bind_pld(ops)
+        try:
+            _rebound(host._func, ops, dispatches)(*args)
+            for root, out in dispatches:
+                _bcast(self.comm, out, root)
+        except Exception as e:
+            if self.comm.nranks == 1:
+                raise
+            report_and_abort(self.comm, e)
+        finally:
+            bind_pld(None)
+        self.comm.free_windows()
+
+
+def _bcast(comm, t: torch.Tensor, root: int) -> None:
+    buf = t.detach().contiguous().clone()
+    comm.comm.Bcast(buf.numpy(), root=root)
+    t.copy_(buf)
+
+
+def _rebound(func: Callable, ops: RankOps, dispatches: list) -> Callable:
+    """`func` with its global `pl`, `pld` and `@pl.jit` names bound to the rank runtime."""
+    glb = dict(func.__globals__)
+    for name in func.__code__.co_names:
+        value = glb.get(name)
+        module = getattr(value, "__name__", None) if isinstance(value, types.ModuleType) else None
+        if module == "plang":
+            glb[name] = _HostPl(value)
+        elif module in MODULE_NAMES:
+            glb[name] = _HostPld(ops, value)
+        elif getattr(value, "kind", None) == "orchestration" and hasattr(value, "specialize"):
+            glb[name] = _Dispatch(value, ops, dispatches)
+    return types.FunctionType(func.__code__, glb, func.__name__, func.__defaults__, func.__closure__)
+
+
+class _HostPl:
+    """`pl` inside a host body: `pl.range` is Python's range; the rest is plang."""
+
+    def __init__(self, pl: Any) -> None:
+        self._pl = pl
+
+    @staticmethod
+    def range(*args: Any) -> range:
+        return range(*(int(a) for a in args))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pl, name)
+
+
+class _HostPld:
+    """`pld` inside a host body: windows, world size and host-level collectives."""
+
+    def __init__(self, ops: RankOps, pld: Any) -> None:
+        self._ops, self._pld = ops, pld
+        self.tensor = types.SimpleNamespace(
+            alloc_window_buffer=self.alloc_window_buffer, window=self.window,
+            allreduce=self._allreduce, reduce_scatter=self._reduce_scatter, broadcast=self._broadcast,
+            allgather=self._allgather, all_to_all=self._all_to_all, barrier=self._barrier)
+        self.system = types.SimpleNamespace(world_size=self.world_size)
+
+    def world_size(self) -> int:
+        return self._ops.nranks
+
+    def alloc_window_buffer(self, size: Any, *, dtype: DataType | None = None, name: str = ""):
+        if isinstance(size, (list, tuple)):
+            if not isinstance(dtype, DataType):
+                raise DistributedError("pld.alloc_window_buffer with a shape needs dtype=, "
+                                       "e.g. dtype=pl.FP32")
+            nbytes = dtype.itemsize
+            for d in size:
+                nbytes *= int(d)
+            size = nbytes
+        return self._ops.alloc(int(size), name or _assigned_name(sys._getframe(1)))
+
+    def window(self, buf: Any, shape: Any, dtype: DataType) -> torch.Tensor:
+        return self._ops.window(buf, [int(d) for d in shape], dtype.to_numpy())
+
+    def _allreduce(self, target, signal=None, op: ReduceOp = ReduceOp.Sum, mode: str = "mesh",
+                   core_num: int = 1):
+        return self._ops.allreduce(target, int(op))
+
+    def _reduce_scatter(self, target, signal=None, op: ReduceOp = ReduceOp.Sum):
+        return self._ops.reduce_scatter(target, int(op))
+
+    def _broadcast(self, target, signal=None, root: int = 0):
+        return self._ops.broadcast(target, root)
+
+    def _allgather(self, input, target, signal=None):
+        return self._ops.allgather(input, target)
+
+    def _all_to_all(self, input, target, signal=None):
+        return self._ops.all_to_all(input, target)
+
+    def _barrier(self, signal=None):
+        return self._ops.barrier(signal)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pld, name)
+
+
+def _assigned_name(frame) -> str:
+    """The name the host body's line at `frame` assigns (`sig_buf = pld.alloc_window_buffer(...)`
+    names the window 'sig_buf', as the reference derives it), else ''."""
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    m = re.match(r"\s*([A-Za-z_]\w*)\s*=", line)
+    return m.group(1) if m else ""
+
+
+class _Dispatch:
+    """A `@pl.jit` program called from a host body: runs only with `device=` this rank."""
+
+    def __init__(self, fn: Any, ops: RankOps, dispatches: list) -> None:
+        self.fn, self.ops, self.dispatches = fn, ops, dispatches
+
+    def __call__(self, *args: Any, device: Any = None, **kwargs: Any) -> None:
+        if device is None:
+            raise DistributedError(f"a @pl.jit.host dispatch of {self.fn.name} needs device=<rank>")
+        rank = int(device)
+        if not 0 <= rank < self.ops.nranks:
+            raise DistributedError(f"{self.fn.name}(..., device={rank}): there are {self.ops.nranks} ranks")
+        for spec, a in zip(self.fn.source.params, args):
+            if spec.direction is not ParamDirection.In and isinstance(a, torch.Tensor) \
+                    and not self.ops.is_window(a):
+                self.dispatches.append((rank, a))
+        if rank == self.ops.rank:
+            run_rank_program(self.fn, args, kwargs)
+
+
+class _PldCalls(IRVisitor):
+    visit_types = False
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, call: Call) -> None:
+        if isinstance(call.op, Op) and call.op.name.startswith("pld."):
+            self.found = True
+        self.generic_visit(call)
+
+
+def run_rank_program(fn: Any, args: tuple, kwargs: dict) -> None:
+    """Run `@pl.jit` program `fn` on this rank: natively on the simulated chip, or as its
+    torch reference with the rank runtime when its kernels use `pld` ops."""
+    program = fn.specialize(*args, **kwargs)
+    calls = _PldCalls()
+    for f in program.functions.values():
+        calls.visit_stmt(f.body)
+    if not calls.found:
+        fn(*args, **kwargs)
+        return
+    values = dict(zip(fn.param_names, args), **kwargs)
+    entry = program.functions[fn.name]
+    run_torch_ref(program, *(values[p.name] for p in entry.params), entry=fn.name)

@@ -1,0 +1,111 @@
+"""`GEMM`: ``c = a @ b`` (or ``a @ b.T`` for a column-major b) with fp32 / bf16 / fp16
+inputs and an fp32 result, in [tm, tn] output blocks over tk-deep K slices."""
+
+from __future__ import annotations
+
+import plang as pl
+
+from ...dtypes import BF16, FP16, FP32
+from ...ir.enums import MemorySpace
+from ...target import get_current_device
+from ..library import JitOperator
+from ..operands import In, Out, as_data_type
+from ..operator import Unresolvable
+from ..params import Select, param, tunable
+
+TILES = (16, 32, 64, 128, 256)
+DTYPES = (FP32, BF16, FP16)
+
+
+def _divisor(n: int, choices: tuple[int, ...]) -> int | None:
+    return next((c for c in reversed(choices) if n % c == 0), None)
+
+
+class GEMM(JitOperator):
+    """c[M, N] = a[M, K] @ b, b given [K, N], or [N, K] where ``b_col_maj`` (a `Select`);
+    `blocks` SPMD blocks of M rows, [tm, tn] output tiles accumulated over tk-deep slices."""
+
+    M: int = param()
+    N: int = param()
+    K: int = param()
+    dtype = param(default=FP32, array=True)
+    b_col_maj: bool = param(default=False, array=True)
+    tm: int | None = tunable(domain=(32, 64))
+    tn: int | None = tunable(domain=(64, 128, 256))
+    tk: int | None = tunable(domain=(128, 256))
+    blocks: int | None = tunable(domain=(1, 2, 4))
+    a = In(M, K, dtype=dtype, obj_shape=(tm, tk), per=blocks)
+    b = In(Select(b_col_maj, (N, K), (K, N)), dtype=dtype, obj_shape=(tk, tn))
+    c = Out(M, N, dtype=FP32)
+
+    rtol, atol = 2e-3, 2e-3
+
+    def validate(self):
+        if as_data_type(self.dtype) not in DTYPES:
+            raise ValueError(f"GEMM: dtype={self.dtype!r} is none of {', '.join(d.name for d in DTYPES)}")
+
+    def resolve(self, dev):
+        blocks = self.blocks or next(b for b in range(min(dev.clusters, self.M), 0, -1) if self.M % b == 0)
+        tm = self.tm or _divisor(self.M // blocks, (16, 32, 64))
+        tn = self.tn or _divisor(self.N, TILES)
+        tk = self.tk or _divisor(self.K, TILES)
+        while (tn and tk and not self.tk and tk > min(TILES) and self.b_col_maj
+               and tn * tk * as_data_type(self.dtype).itemsize > dev.capacity(MemorySpace.Vec)):
+            tk //= 2  # a column-major b tile is transposed in the vector buffer
+        if None in (tm, tn, tk):
+            raise Unresolvable(f"GEMM: M={self.M}, N={self.N}, K={self.K} have no tile sizes "
+                               f"among {TILES} that divide them")
+        return self.replace(tm=tm, tn=tn, tk=tk, blocks=blocks)
+
+    def compatible(self):
+        if self.M % (self.tm * self.blocks) or self.N % self.tn or self.K % self.tk:
+            raise ValueError(f"GEMM: tm*blocks={self.tm}*{self.blocks}, tn={self.tn}, tk={self.tk} "
+                             f"must divide M={self.M}, N={self.N}, K={self.K}")
+        item = as_data_type(self.dtype).itemsize
+        dev = get_current_device()
+        # the cube's operand tiles are staged from Mat (L1), split at L0 by the passes
+        need, have = (self.tm + self.tn) * self.tk * item, dev.capacity(MemorySpace.Mat)
+        if need > have:
+            raise ValueError(f"GEMM: a {self.tm}x{self.tn}x{self.tk} step stages {need // 1024} KiB of "
+                             f"operand tiles, the Mat buffer holds {have // 1024} KiB")
+        need, have = self.tn * self.tk * item, dev.capacity(MemorySpace.Vec)
+        if self.b_col_maj and need > have:
+            raise ValueError(f"GEMM: a column-major {self.tn}x{self.tk} b tile is transposed in the vector "
+                             f"buffer: {need // 1024} KiB, it holds {have // 1024} KiB")
+
+    def build(self, cores):
+        tm, tn, tk, blocks = cores.tm, cores.tn, cores.tk, cores.blocks
+        col_major = cores.b_col_maj
+
+        @pl.jit.inline
+        def b_tile(b: pl.Tensor, k: pl.Scalar[pl.INDEX], j: pl.Scalar[pl.INDEX]):
+            if col_major:
+                return pl.transpose(pl.load(b, [j, k], [tn, tk]), 0, 1)
+            return pl.load(b, [k, j], [tk, tn])
+
+        @pl.jit.incore
+        def gemm_block(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+            m, k_total = a.shape
+            n = c.shape[1]
+            share = m // blocks
+            first = pl.tile.get_block_idx() * share
+            for i in pl.range(first, first + share, tm):
+                for j in pl.range(0, n, tn):
+                    acc0 = pl.matmul(pl.load(a, [i, 0], [tm, tk]), b_tile(b, 0, j))
+                    for k, (acc,) in pl.range(tk, k_total, tk, init_values=(acc0,)):
+                        acc_next = pl.matmul_acc(acc, pl.load(a, [i, k], [tm, tk]), b_tile(b, k, j))
+                        acc_out = pl.yield_(acc_next)
+                    c = pl.store(acc_out, [i, j], c)
+            return c
+
+        @pl.jit
+        def gemm(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+            with pl.spmd(blocks):
+                c = gemm_block(a, b, c)
+            return c
+
+        return gemm
+
+    def reference(self, a, b):
+        b = b.float().T if self.b_col_maj else b.float()
+        return a.float() @ b

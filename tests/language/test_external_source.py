@@ -4,6 +4,8 @@ external function prints with `...` as its body and round-trips."""
 from __future__ import annotations
 
 import importlib.util
+import signal
+import subprocess
 import sys
 import textwrap
 
@@ -131,3 +133,44 @@ def test_external_source_mistakes_point_at_the_function(ftype, body, message, at
     assert err.message == message
     assert (err.line, err.column) == at
     assert "^" in str(err)
+
+
+CRASHING_KERNEL = r"""
+#include "plang_kernel.h"
+extern "C" void crash(void **args) { *(volatile int *)0 = 1; }
+"""
+
+CRASHING_PROGRAM = '''
+import sys
+import torch
+import plang as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.AIV, external_source=sys.argv[1])
+    def crash(self, x: pl.Tensor[[8, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        ...
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        out = self.crash(x, out)
+        return out
+
+run = pl.compile(P, entry="main")
+print("compiled", flush=True)
+run(torch.zeros(8, 16), torch.zeros(8, 16))
+print("survived", flush=True)
+'''
+
+
+def test_a_crashing_external_kernel_ends_the_process_as_documented(tmp_path):
+    """The documented contract (docs/runtime.md): external C/C++ kernels run in process and
+    unchecked, so a segfault in one ends the process like any C extension's."""
+    (tmp_path / "crash.cpp").write_text(CRASHING_KERNEL)
+    (tmp_path / "prog.py").write_text(CRASHING_PROGRAM)
+    done = subprocess.run([sys.executable, str(tmp_path / "prog.py"), str(tmp_path / "crash.cpp")],
+                          capture_output=True, text=True, timeout=300)
+    assert "compiled" in done.stdout and "survived" not in done.stdout
+    assert done.returncode in (-signal.SIGSEGV, 128 + signal.SIGSEGV), done.stderr[-2000:]

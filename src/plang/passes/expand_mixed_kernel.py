@@ -313,6 +313,7 @@ def expand(fn: Function) -> list[Function]:
     if Side.VECTOR not in info.sides:
         return [_kernel(fn, fn.name, Side.CUBE, info, {}, list(range(len(fn.return_types))))]
     aliases = alias_roots(fn.body, {})
+    _reject_unfenced_ddr_handoff(fn, aliases)
     ret = next((s for s in reversed(flatten(fn.body)) if isinstance(s, Return)), None)
     values = list(ret.values) if ret is not None else []
     cube = [i for i, v in enumerate(values) if info.side_of(v) is Side.CUBE]
@@ -322,6 +323,35 @@ def expand(fn: Function) -> list[Function]:
     aic = _scalars_from_one_side(fn, aic, Side.CUBE)
     aiv = _scalars_from_one_side(fn, aiv, Side.VECTOR)
     return [aic, aiv, _group(fn, aic, aiv, cube, vector)]
+
+
+def _reject_unfenced_ddr_handoff(fn: Function, aliases: dict[Var, Var]) -> None:
+    """A DDR tensor stored by one side's work and loaded by the other's inside one mixed kernel
+    would race (the AIC and AIV kernels run concurrently and only pipes order them): an error
+    until such handoffs are fenced, never a silent wrong answer."""
+    stored: dict[Var, tuple[Side, Stmt]] = {}
+    loads: list[tuple[Var, Side, Stmt]] = []
+    for s in walk_stmts(fn.body):
+        call = leaf_call(s)
+        if call is None or call.op.name not in ("tile.store", "tile.load"):
+            continue
+        side = stmt_side(s)
+        operand = call.args[2] if call.op.name == "tile.store" else call.args[0]
+        if not isinstance(operand, Var) or side is Side.BOTH:
+            continue
+        root = aliases.get(operand, operand)
+        if call.op.name == "tile.store":
+            stored.setdefault(root, (side, s))
+        else:
+            loads.append((root, side, s))
+    for root, side, s in loads:
+        if root in stored and stored[root][0] is not side:
+            writer, first = stored[root]
+            raise PassError(f"{fn.name!r}: tensor {root.name!r} is stored by {writer.value} work (line "
+                            f"{first.span.begin_line if first.span else '?'}) and loaded by {side.value} "
+                            "work of the same kernel; the AIC and AIV kernels run concurrently, so the "
+                            "load could read it before the store lands: split the scope in two (the "
+                            "store in one pl.at, the load in the next) or pass the tile itself", s.span)
 
 
 def _scalars_from_one_side(fn: Function, kernel: Function, side: Side) -> Function:

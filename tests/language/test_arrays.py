@@ -132,3 +132,24 @@ def test_an_array_in_a_kernel_is_read_after_a_branch_writes_it(flag, row):
     want = torch.zeros(8, 32)
     want[row] = src[0]
     assert torch.equal(dst, want)
+
+
+@pl.jit.incore
+def array_at_kernel(src: pl.Tensor, dst: pl.Out[pl.Tensor], i: pl.Scalar[pl.INDEX]):
+    arr = pl.array.create(4, pl.INT32)
+    arr[i] = 2
+    row: pl.Scalar[pl.INDEX] = pl.cast(arr[i], pl.INDEX)
+    return pl.store(pl.load(src, [0, 0], [1, 32]), [row, 0], dst)
+
+
+@pl.jit
+def array_at(src: pl.Tensor, dst: pl.Out[pl.Tensor], i: pl.Scalar[pl.INDEX]):
+    return array_at_kernel(src, dst, i)
+
+
+def test_a_runtime_array_index_outside_the_array_is_a_bounds_error():
+    src, dst = torch.randn(1, 32), torch.zeros(8, 32)
+    array_at(src, dst, 3)
+    assert torch.equal(dst[2], src[0])
+    with pytest.raises(pl.Error, match=r"out of bounds of array 'arr' \(shape \[4\]\) on axis 0: offset 4"):
+        array_at(src, torch.zeros(8, 32), 4)

@@ -62,10 +62,11 @@ def cancel_unless_ok(lc: LowerContext, rc: ir.Value) -> None:
 
 def _site(lc: LowerContext, operand: pir.Var) -> int:
     call = lc.call
-    kind = "tile" if isinstance(operand.type, pir.TileType) else "tensor"
+    t = operand.type
+    kind = "tile" if isinstance(t, pir.TileType) else "array" if isinstance(t, pir.ArrayType) else "tensor"
+    shape = f"[{t.extent}]" if isinstance(t, pir.ArrayType) else pir.types.format_shape(t.shape)
     span = call.span.fields if call.span.is_known else ()
-    lc.check_sites.append(CheckSite(call.op.name, kind, operand.name,
-                                    pir.types.format_shape(operand.type.shape), span))
+    lc.check_sites.append(CheckSite(call.op.name, kind, operand.name, shape, span))
     return len(lc.check_sites) - 1
 
 

@@ -1,15 +1,17 @@
 """On-core arrays (`pl.array.create`, `arr[i]`, `arr[i] = v`): a small scratch buffer of the
 array's extent. `array.update_element` is functional in the IR (a new array value), so it
-copies the array into a fresh buffer before storing: an older value stays readable."""
+copies the array into a fresh buffer before storing: an older value stays readable. A
+runtime index outside the array is a `BoundsError` (nothing is read or written there)."""
 
 from __future__ import annotations
 
 from ... import ir as pir
 from ...dtypes import BOOL, DataType
 from .builder import mlir_type
+from .checks import check_bounds
 from .context import LowerContext
 from .lower_scalar import convert
-from .mlir import arith, ir, memref
+from .mlir import arith, ir, memref, scf
 
 
 def new_array(lc: LowerContext, t: pir.ArrayType) -> ir.Value:
@@ -18,8 +20,9 @@ def new_array(lc: LowerContext, t: pir.ArrayType) -> ir.Value:
 
 
 def copy_array(lc: LowerContext, t: pir.ArrayType, src: ir.Value, dst: ir.Value) -> None:
-    for i in range(t.extent):
-        memref.store(memref.load(src, [lc.kb.idx(i)]), dst, [lc.kb.idx(i)])
+    with lc.kb.loop(0, t.extent) as loop:
+        i = loop.induction_variable
+        memref.store(memref.load(src, [i]), dst, [i])
 
 
 def lower_create(lc: LowerContext, short: str, a: dict) -> ir.Value:
@@ -27,14 +30,27 @@ def lower_create(lc: LowerContext, short: str, a: dict) -> ir.Value:
     t = lc.call.type
     buf = new_array(lc, t)
     zero = lc.kb.const_of(mlir_type(t.dtype), 0)
-    for i in range(t.extent):
-        memref.store(zero, buf, [lc.kb.idx(i)])
+    with lc.kb.loop(0, t.extent) as loop:
+        memref.store(zero, buf, [loop.induction_variable])
     return buf
+
+
+def _checked_index(lc: LowerContext, a: dict) -> tuple[ir.Value, ir.Value]:
+    """(index, whether it lies inside the array; when not, the failure is recorded)."""
+    i = lc.index(a["index"])
+    return i, check_bounds(lc, a["array"], [i], [lc.kb.idx(1)], [lc.kb.idx(a["array"].type.extent)])
 
 
 def lower_get_element(lc: LowerContext, short: str, a: dict) -> tuple[ir.Value, DataType]:
     dtype = a["array"].type.dtype
-    v = memref.load(lc._bound(a["array"]), [lc.index(a["index"])])
+    buf = lc._bound(a["array"])
+    i, ok = _checked_index(lc, a)
+    read = scf.IfOp(ok, [ir.MemRefType(buf.type).element_type], has_else=True)
+    with ir.InsertionPoint(read.then_block):
+        scf.yield_([memref.load(buf, [i])])
+    with ir.InsertionPoint(read.else_block):
+        scf.yield_([lc.kb.const_of(mlir_type(dtype), 0)])
+    v = read.result
     if dtype is BOOL:
         return arith.cmpi(arith.CmpIPredicate.ne, v, arith.constant(v.type, 0)), BOOL
     return v, dtype
@@ -47,7 +63,11 @@ def lower_update_element(lc: LowerContext, short: str, a: dict) -> ir.Value:
     v = lc.scalar(a["value"], t.dtype, storage=True)
     if t.dtype is BOOL:
         v = arith.extui(ir.IntegerType.get_signless(8), convert(v, t.dtype, BOOL))
-    memref.store(v, new, [lc.index(a["index"])])
+    i, ok = _checked_index(lc, a)
+    write = scf.IfOp(ok)
+    with ir.InsertionPoint(write.then_block):
+        memref.store(v, new, [i])
+        scf.yield_([])
     return new
 
 

@@ -8,7 +8,9 @@ Started plainly, a program of more ranks runs
 else the one on PATH) and exits with its status: every rank then runs the same script, so
 one program text serves both launches. Ranks above 0 of a self-launched run print nothing
 on stdout. A rank that raises prints the error under `rank r of n` and aborts the world, so
-every rank ends and the launch fails.
+every rank ends and the launch fails. An abort may end the launcher before it has forwarded a
+rank's stderr, so a self-launched rank also leaves its report in a file the launching process
+prints once `mpiexec` returns.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import traceback
 from pathlib import Path
 
 from .runtime import DistributedError, RankComm, mpi
 
 _LAUNCHED = "PLANG_PLD_LAUNCHED"
+_REPORTS = "PLANG_PLD_REPORTS"
 _LAUNCHER_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "HYDRA_CONTROL_FD", _LAUNCHED)
 
 _comm: RankComm | None = None
@@ -65,9 +70,12 @@ def _relaunch(n: int) -> None:
     if not script or script == "-c" or not Path(script).exists():
         raise DistributedError(f"a {n}-rank program started outside a script cannot launch its ranks: "
                                f"run it as a script, or under mpiexec -n {n}")
-    env = dict(os.environ, **{_LAUNCHED: "1"})
     sys.stdout.flush()
-    rc = subprocess.run([mpiexec(), "-n", str(n), sys.executable, *sys.argv], env=env).returncode
+    with tempfile.TemporaryDirectory(prefix="plang-pld-") as reports:
+        env = dict(os.environ, **{_LAUNCHED: "1", _REPORTS: reports})
+        rc = subprocess.run([mpiexec(), "-n", str(n), sys.executable, *sys.argv], env=env).returncode
+        for report in sorted(Path(reports).iterdir()):
+            sys.stderr.write(report.read_text())
     raise SystemExit(rc)
 
 
@@ -85,6 +93,12 @@ def _install_excepthook(comm: RankComm) -> None:
 def report_and_abort(comm: RankComm, error: BaseException, tb=None) -> None:
     """Print `error` as rank `comm.rank`'s failure on stderr and abort the whole world."""
     text = "".join(traceback.format_exception(type(error), error, tb or error.__traceback__))
-    sys.stderr.write(f"plang.distributed: rank {comm.rank} of {comm.nranks} failed:\n{text}")
-    sys.stderr.flush()
+    report = f"plang.distributed: rank {comm.rank} of {comm.nranks} failed:\n{text}"
+    reports = os.environ.get(_REPORTS)
+    if reports:
+        Path(reports, f"rank{comm.rank}.txt").write_text(report)
+    else:
+        sys.stderr.write(report)
+        sys.stderr.flush()
+        time.sleep(0.2)  # give the launcher a moment to forward stderr before the abort
     comm.comm.Abort(1)

@@ -76,6 +76,9 @@ AUTO = -1  # `pl.reserve_buffer(base=pl.AUTO)`: the compiler picks the address
 
 from .jit import RUNTIME, JITFunction, jit  # noqa: E402
 from .jit import compile_program as compile  # noqa: E402
+from .runtime.compiled import CompiledProgram as _CompiledProgram  # noqa: E402
 from .version import __version__  # noqa: E402
+
+ir.CompiledProgram = _CompiledProgram  # the reference's `pypto.ir.CompiledProgram` (ir cannot import runtime)
 
 _register_facade(_sys.modules[__name__])  # the namespace `pl.` source text is read in

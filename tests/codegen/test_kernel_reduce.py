@@ -1,7 +1,9 @@
 """Row / column reductions through the MLIR path vs torch, every dtype, honoring valid_shape.
 
-Tolerances: float sums / products accumulate in FP32 in a different order than torch:
-rtol 1e-5 (FP32) and one half-precision ulp for FP16 / BF16; max / min / argmax are exact.
+Tolerances: float row sums / products accumulate in FP32 in a different order than torch:
+rtol 1e-5 (FP32) and one half-precision ulp for FP16 / BF16; a column reduction rounds every
+step to the storage dtype (row after row, or as a binary tree given a scratch tile), which
+the reference replays; max / min / argmax are exact.
 """
 
 from __future__ import annotations
@@ -10,15 +12,38 @@ import pytest
 import torch
 from _kernel_util import FLOAT_DTYPES, INT_DTYPES, rand, region, tile_kernel
 
+import plang as pl
 from plang.dtypes import INT32, DataType
 from plang.ir.ops import make_call
 
 SHAPE, TILE, OFF, VALID = (12, 140), (6, 100), (3, 20), (5, 77)
 
 
+def _col_steps(op: str, x: torch.Tensor) -> torch.Tensor:
+    """Column `op` of float `x` one row after another, rounded to x's dtype at every step."""
+    acc = x[0:1].clone()
+    for row in x[1:]:
+        acc = (acc + row if op == "sum" else acc * row).to(x.dtype)
+    return acc
+
+
+def _col_tree(x: torch.Tensor) -> torch.Tensor:
+    """Column sum of `x` as the binary tree of the scratch-tile form, rounded at every step."""
+    buf, cnt = x.clone(), x.shape[0]
+    while cnt > 1:
+        half = cnt // 2
+        buf[:half] = (buf[0:2 * half:2] + buf[1:2 * half:2]).to(x.dtype)
+        if cnt % 2:
+            buf[0] = (buf[0] + buf[cnt - 1]).to(x.dtype)
+        cnt = half
+    return buf[0:1]
+
+
 def _ref(op: str, x: torch.Tensor, dim: int) -> torch.Tensor:
     if op in ("argmax", "argmin"):
         return getattr(x, op)(dim=dim, keepdim=True).to(torch.int32)
+    if dim == 0 and x.is_floating_point() and op in ("sum", "prod"):
+        return _col_steps(op, x)
     w = x.float() if x.is_floating_point() else x.long()
     r = {"sum": w.sum(dim, keepdim=True), "prod": w.prod(dim, keepdim=True),
          "max": w.amax(dim, keepdim=True), "min": w.amin(dim, keepdim=True)}[op]
@@ -82,3 +107,39 @@ def test_softmax_with_fused_reductions() -> None:
     want = torch.zeros(6, 230)
     want[1:5, 9:159] = torch.softmax(x[1:5, 9:159], dim=-1)
     torch.testing.assert_close(out, want, rtol=2e-6, atol=1e-7)
+
+
+def _col_sum_program(rows: int, cols: int, dtype, tree: bool):
+    @pl.program
+    class ColSum:
+        @pl.function(type=pl.FunctionType.InCore)
+        def main(self, x: pl.Tensor[[rows, cols], dtype],
+                 out: pl.Out[pl.Tensor[[1, cols], dtype]]) -> pl.Tensor[[1, cols], dtype]:
+            t = pl.load(x, [0, 0], [rows, cols])
+            if tree:
+                tmp = pl.tile.create([rows, cols], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+                s = pl.tile.col_sum(t, tmp)
+            else:
+                s = pl.tile.col_sum(t)
+            return pl.store(s, [0, 0], out)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def run(self, x: pl.Tensor[[rows, cols], dtype],
+                out: pl.Out[pl.Tensor[[1, cols], dtype]]) -> pl.Tensor[[1, cols], dtype]:
+            return self.main(x, out)
+
+    return ColSum
+
+
+@pytest.mark.parametrize("rows", [1, 7, 32])
+@pytest.mark.parametrize("tree", [False, True], ids=["sequential", "tree"])
+@pytest.mark.parametrize("dtype", ["FP16", "BF16"])
+def test_col_sum_rounding_order(dtype: str, tree: bool, rows: int) -> None:
+    """`pl.tile.col_sum` in half precision: row after row without a scratch tile, a binary
+    tree with one, every partial sum rounded (bit-exact against the replayed order)."""
+    d = DataType.from_name(dtype)
+    compiled = pl.compile(_col_sum_program(rows, 64, getattr(pl, dtype), tree))
+    x = torch.randn(rows, 64).to(d.to_torch())
+    out = torch.zeros(1, 64, dtype=d.to_torch())
+    compiled(x, out)
+    assert torch.equal(out, _col_tree(x) if tree else _col_steps("sum", x))

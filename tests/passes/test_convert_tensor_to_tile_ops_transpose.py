@@ -1,5 +1,5 @@
 """ConvertTensorToTileOps: a matmul's `a_trans` / `b_trans` become a `tile.transpose` of the
-operand tile (a vector op; the transposed tile reaches the cube by a move)."""
+operand tile (of a loaded operand, the cube's transposed view in Mat)."""
 
 from __future__ import annotations
 
@@ -174,14 +174,14 @@ def test_row_blocked_matmul_counts_a_computed_transposed_operand_in_vec():
     """, VERIFY)
 
 
-def test_transposed_operand_over_the_vec_buffer_is_a_clear_error():
-    # 256 KiB fits Mat (an untransposed operand's buffer) but not Vec, where the transpose runs
+def test_transposed_operand_over_the_mat_buffer_is_a_clear_error():
+    # 1 MiB is over Mat, where the cube reads a transposed operand
     src = """
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, q: pl.Tensor[[16, 256], pl.FP32], w: pl.Tensor[[256, 256], pl.FP32],
-                  out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]) -> pl.Tensor[[16, 256], pl.FP32]:
+            def k(self, q: pl.Tensor[[16, 512], pl.FP32], w: pl.Tensor[[512, 512], pl.FP32],
+                  out: pl.Out[pl.Tensor[[16, 512], pl.FP32]]) -> pl.Tensor[[16, 512], pl.FP32]:
                 s = pl.matmul(q, w, b_trans=True)
                 o = pl.assemble(out, s, [0, 0])
                 return o
@@ -189,12 +189,12 @@ def test_transposed_operand_over_the_vec_buffer_is_a_clear_error():
     with pytest.raises(PassError) as err:
         convert_tensor_to_tile_ops()(parse(src))
     msg = err.value.message
-    assert "'w'" in msg and "262144 bytes" in msg and "Vec buffer's 196608 bytes" in msg
+    assert "'w'" in msg and "1048576 bytes" in msg and "Mat buffer's 524288 bytes" in msg
     assert err.value.line == line_of(src, "b_trans=True")
 
 
 @pytest.mark.parametrize("flags", [{"a_trans": True}, {"b_trans": True}])
-def test_transpose_runs_on_the_vector_side_and_crosses_to_the_cube(flags):
+def test_a_loaded_operand_is_transposed_on_the_cube(flags):
     program = PassManager(verify=True).run(parse(f"""
         @pl.program
         class P:
@@ -206,11 +206,11 @@ def test_transpose_runs_on_the_vector_side_and_crosses_to_the_cube(flags):
                     out = pl.assemble(out, c, [0, 0])
                 return out
     """))
-    ops = {name: [c.op.name for c in _calls(fn)] for name, fn in program.functions.items()}
-    assert ops["k_aiv"] == ["tile.load", "tile.transpose", "tile.tpush_to_aic"]
-    assert "tile.transpose" not in ops["k_aic"] and "tile.tpop_from_aiv" in ops["k_aic"]
-    assert ops["k_aic"].count("tile.load") == 1 and "tile.matmul" in ops["k_aic"]
-    assert program.functions["k"].func_type is pl.FunctionType.Group
+    kernel = program.functions["k"]
+    ops = [c.op.name for c in _calls(kernel)]
+    assert kernel.func_type is pl.FunctionType.AIC and "k_aiv" not in program.functions
+    assert ops.count("tile.load") == 2 and "tile.transpose" in ops and "tile.matmul" in ops
+    assert not any(name.startswith(("tile.tpush", "tile.tpop")) for name in ops)
 
 
 def _calls(fn):

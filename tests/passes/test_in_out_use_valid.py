@@ -76,3 +76,58 @@ def test_a_bare_kernel_call_is_not_rebound_so_reading_its_out_argument_stays_an_
         PassManager(["RebindWrittenOperands", "ConvertToSSA", "InOutUseValid"]).run(parse(src))
     assert "'out' was passed to 'k'" in err.value.message
     assert err.value.line == line_of(src, "return out")
+
+
+def test_branches_exclude_each_other_so_each_may_pass_the_same_argument():
+    """A write in the then branch does not make the argument stale in the else branch; each
+    branch yields its own result (the shape ConvertToSSA gives a conditional submit)."""
+    prog = parse(f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}], n: pl.Scalar[pl.INDEX]) -> {T}:
+                if n > 0:
+                    o1 = self.k(x, out)
+                    r = pl.yield_(o1)
+                else:
+                    o2 = self.k(pl.exp(x), out)
+                    r = pl.yield_(o2)
+                return r
+    """)
+    assert in_out_use_valid()(prog) is prog
+
+
+def test_a_write_in_either_branch_makes_the_argument_stale_after_the_if():
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}], n: pl.Scalar[pl.INDEX]) -> {T}:
+                if n > 0:
+                    o1 = self.k(x, out)
+                    r = pl.yield_(o1)
+                else:
+                    r = pl.yield_(x)
+                o3 = self.k(r, out)
+                return o3
+    """
+    with pytest.raises(PassError) as err:
+        in_out_use_valid()(parse(src))
+    assert err.value.line == line_of(src, "o3 = self.k(r, out)")
+
+
+def test_a_write_in_the_body_reaches_the_next_iteration_unless_it_is_an_iter_arg():
+    src = f"""
+        @pl.program
+        class P:{KERNEL}
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+                for i, (acc,) in pl.range(3, init_values=(x,)):
+                    y = pl.add(acc, out)
+                    o1 = self.k(y, out)
+                    r = pl.yield_(o1)
+                return r
+    """
+    with pytest.raises(PassError) as err:
+        in_out_use_valid()(parse(src))
+    assert err.value.line == line_of(src, "y = pl.add(acc, out)")

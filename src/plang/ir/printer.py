@@ -477,10 +477,14 @@ class _Printer(TypePrinter):
         else:
             args = [self.expr(start), self.expr(stop), self.expr(step)]
         target = self.define(s.loop_var)
+        if "stage" in s.attrs:
+            args.append(f"stage={self.value(s.attrs['stage'])}")
         if s.iter_args:
             args.append(f"init_values={self._inits(s.iter_args)}")
             target += f", {self._iter_targets(s.iter_args)}"
-        args += [f"{k}={self.value(v)}" for k, v in s.attrs.items()]
+        extra = {k: v for k, v in s.attrs.items() if k != "stage"}
+        if extra:
+            args.append("attrs={" + ", ".join(f'"{k}": {self.value(v)}' for k, v in extra.items()) + "}")
         self.block(f"for {target} in {_LOOP_HEADS[s.kind]}({', '.join(args)})", s.body, s.return_vars)
 
     def _while(self, s: While) -> None:

@@ -7,7 +7,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..dtypes import DataType
 from ..ir.enums import FunctionType
 from ..ir.expr import ConstInt, Mul, Var
 from ..ir.function import Function, Program
@@ -75,6 +74,7 @@ def build_compiled_program(program: Program | None, lowered: Program, config, en
     compiled = CompiledProgram(entry, _signature(lowered.get(entry)), orch.fn, kernels, orch.source,
                                program)
     compiled.lowered = lowered
+    compiled.core_types = {f.name: "aic" if f.func_type is FunctionType.AIC else "aiv" for f in core}
     compiled.mlir = {k.name: k.mlir_text for k in natives}
     _set_returns(compiled, returns.arity, returns.writebacks)
     if key is not None:
@@ -91,21 +91,13 @@ def _set_returns(compiled, arity: int, writebacks) -> None:
 
 
 def _save(compiled, natives, key: tuple, aiv_lanes: int) -> None:
+    from ..runtime.artefacts import program_meta
     from . import disk_cache
 
     def write(folder: Path) -> dict:
         for k in natives:
             k.save(str(folder / k.name))
-        return {
-            "entry": compiled.name,
-            "orchestration": compiled.source,
-            "kernels": [k.name for k in natives],
-            "aiv_lanes": aiv_lanes,
-            "result_arity": compiled.result_arity,
-            "writebacks": [[i, compiled.signature[p].name] for i, p in compiled.writebacks],
-            "signature": [[p.name, p.dtype.name, None if p.shape is None else list(p.shape),
-                           p.direction.value] for p in compiled.signature],
-        }
+        return {"orchestration": compiled.source, **program_meta(compiled, aiv_lanes)}
 
     disk_cache.store(key, write)
 
@@ -118,21 +110,10 @@ def restore_compiled_program(key: tuple) -> Any | None:
 
 
 def _restore(folder: Path, meta: dict):
-    from ..codegen.kernel import load_kernel
-    from ..ir.enums import ParamDirection
-    from ..runtime.compiled import CompiledProgram, ParamSpec
-    from ..runtime.kernel_launch import LaunchableKernel
+    from ..runtime.artefacts import program_from_meta
+    from ..runtime.compiled import CompiledProgram
 
-    namespace: dict[str, Any] = {}  # `meta` is sealed: `disk_cache.load` checked it and every file
-    exec(compile(meta["orchestration"], f"<orchestration {meta['entry']}>", "exec"), namespace)
-    kernels = {name: LaunchableKernel(load_kernel(str(folder / name)), meta["aiv_lanes"])
-               for name in meta["kernels"]}
-    signature = [ParamSpec(n, DataType.from_name(d), None if s is None else tuple(s),
-                           ParamDirection(direction)) for n, d, s, direction in meta["signature"]]
-    compiled = CompiledProgram(meta["entry"], signature, namespace[meta["entry"]], kernels,
-                               meta["orchestration"], None)
-    compiled.lowered = None
-    compiled.mlir = {name: k.kernel.mlir_text for name, k in kernels.items()}
-    _set_returns(compiled, meta["result_arity"], [tuple(w) for w in meta["writebacks"]])
+    # `meta` is sealed: `disk_cache.load` checked it and every file
+    compiled = program_from_meta(CompiledProgram, meta, meta["orchestration"], lambda name: folder / name)
     compiled.from_disk = True
     return compiled

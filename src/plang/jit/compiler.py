@@ -6,6 +6,7 @@ runtime together (DESIGN.md "Package layout").
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from datetime import datetime
@@ -71,8 +72,13 @@ def artefact_dir(config, name: str) -> str:
     return os.path.join(base, f"{name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}")
 
 
-def write_artefacts(compiled, folder: str) -> None:
-    """The orchestration source and every kernel's MLIR, under `folder`; `compiled` records it."""
+def write_artefacts(compiled, folder: str, platform: str) -> None:
+    """The orchestration source, every kernel's MLIR and native code, the `kernel_config.py`
+    manifest naming them, ``compiled_meta.json`` (`plang.runtime.artefacts`) and the
+    ``debug/run.py`` replay script, under `folder`; `compiled` records it."""
+    from ..runtime.artefacts import save_program
+    from ..runtime.debug import write_run_script
+
     orchestration = Path(folder, "orchestration")
     orchestration.mkdir(parents=True, exist_ok=True)
     (orchestration / f"{compiled.name}.py").write_text(compiled.source)
@@ -80,7 +86,27 @@ def write_artefacts(compiled, folder: str) -> None:
     kernels.mkdir(exist_ok=True)
     for name, text in compiled.mlir.items():
         (kernels / f"{name}.mlir").write_text(text)
+    Path(folder, "kernel_config.py").write_text(kernel_manifest(compiled, platform))
+    save_program(compiled, Path(folder), platform)
+    write_run_script(folder, compiled.signature, platform=platform)
     compiled.output_dir = folder
+
+
+def kernel_manifest(compiled, platform: str) -> str:
+    """`kernel_config.py`, the reference's build manifest: ``RUNTIME_CONFIG`` (the platform),
+    ``ORCHESTRATION`` (its source file and entry) and ``KERNELS`` (per kernel: its id, name,
+    MLIR file and the core that runs it), paths relative to the manifest's folder."""
+    q = json.dumps
+    entries = [f'    {{"func_id": {i}, "name": {q(name)}, "source": str(_ROOT_DIR / "kernels" / '
+               f'{q(name + ".mlir")}), "core_type": {q(compiled.core_types[name])}}},'
+               for i, name in enumerate(compiled.mlir)]
+    return "\n".join([
+        f'"""plang build manifest of entry {compiled.name}."""',
+        "from pathlib import Path", "", "_ROOT_DIR = Path(__file__).parent", "",
+        f'RUNTIME_CONFIG = {{"platform": {q(platform)}}}',
+        f'ORCHESTRATION = {{"source": str(_ROOT_DIR / "orchestration" / {q(compiled.name + ".py")}), '
+        f'"function_name": {q(compiled.name)}}}',
+        "KERNELS = [", *entries, "]", ""])
 
 
 COUNTERS = {"compiles": 0, "disk_hits": 0}
@@ -110,17 +136,28 @@ def compile_binding(entry: JITFunction, binding: Binding, config, key: tuple):
     """The disk-cached program for `key`, else specialize, lower and generate code."""
     from .build import build_compiled_program, restore_compiled_program
 
-    if config.disk_cache:
-        restored = restore_compiled_program(key)
-        if restored is not None:
-            _count("disk_hits")
-            return restored
-    _count("compiles")
-    _start_compile_workers()
-    spec, program = _specialize_and_parse(entry, binding)
-    lowered = lower_program(program, config)
-    return build_compiled_program(program, lowered, config, entry=entry.name, returns=spec.returns,
-                                  key=key if config.disk_cache else None)
+    restored = restore_compiled_program(key) if config.disk_cache else None
+    if restored is not None:
+        _count("disk_hits")
+    else:
+        _count("compiles")
+        _start_compile_workers()
+        spec, program = _specialize_and_parse(entry, binding)
+        lowered = lower_program(program, config)
+        restored = build_compiled_program(program, lowered, config, entry=entry.name, returns=spec.returns,
+                                          key=key if config.disk_cache else None)
+    return _with_artefacts(restored, config)
+
+
+def _with_artefacts(compiled, config, folder: str | None = None):
+    """`compiled` for `config`'s platform, its artefacts (into `folder`, default `artefact_dir`)
+    written now with ``save_kernels``, else when its `output_dir` is first asked for."""
+    compiled.platform = config.platform
+    folder = folder or artefact_dir(config, compiled.name)
+    compiled.defer_artefacts(lambda: write_artefacts(compiled, folder, config.platform))
+    if config.save_kernels:
+        compiled.write_artefacts()
+    return compiled
 
 
 def compile_program(program, config=None, entry: str | None = None):
@@ -142,9 +179,7 @@ def compile_program(program, config=None, entry: str | None = None):
     lowered = lower_program(program, config, folder)
     compiled = build_compiled_program(program, lowered, config, entry=entry or "",
                                       returns=ReturnPlan(-1, ()), key=None)
-    if config.save_kernels:
-        write_artefacts(compiled, folder)
-    return compiled
+    return _with_artefacts(compiled, config, folder)
 
 
 def _reference_compile(program, config=None, *, output_dir=None, strategy="Default", dump_passes=True,

@@ -36,12 +36,13 @@ def _construct(kind: str, usage: str) -> Callable[[Callable[..., Any]], Callable
 
 
 @_construct("loop", "as the iterator of a for loop: `for i in pl.range(n)`")
-def range(*args: Any, init_values: Any = None) -> Any:
-    """Sequential loop: `for i in pl.range(stop)` / `(start, stop, step)`, optional carried values."""
+def range(*args: Any, init_values: Any = None, attrs: Any = None) -> Any:
+    """Sequential loop: `for i in pl.range(stop)` / `(start, stop, step)`, optional carried values;
+    `attrs={"name": value}` attaches loop attributes (scheduling hints the passes read)."""
 
 
 @_construct("loop", "as the iterator of a for loop: `for i in pl.parallel(n)`")
-def parallel(*args: Any, init_values: Any = None) -> Any:
+def parallel(*args: Any, init_values: Any = None, attrs: Any = None) -> Any:
     """Parallel loop (ForKind.Parallel)."""
 
 
@@ -51,7 +52,7 @@ def unroll(*args: Any) -> Any:
 
 
 @_construct("loop", "as the iterator of a for loop: `for i in pl.pipeline(n, stage=2)`")
-def pipeline(*args: Any, stage: int, init_values: Any = None) -> Any:
+def pipeline(*args: Any, stage: int, init_values: Any = None, attrs: Any = None) -> Any:
     """Software-pipelined loop (ForKind.Pipeline) with `stage` body copies."""
 
 

@@ -28,6 +28,7 @@ from ..ir.types import ScalarType, TensorType, TileType
 from . import values as _values
 from .extents import constant_extent
 from .indexing_forms import indexing_form
+from .kernel_operands import kernel_tile_operands
 from .values import DSLValue, Operators, Scalar, ShapedValue, Tensor, Tile, register_operators, wrap
 
 
@@ -260,7 +261,16 @@ def unified_call(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
             return cast
     for full in candidates(name, args, kwargs):
         if full in REGISTRY:
-            return call_op(full, args, kwargs)
+            try:
+                return call_op(full, args, kwargs)
+            except ParserTypeError as first:
+                lifted = kernel_tile_operands(full, args, kwargs, _ACTIVE.get())
+                if lifted is None:
+                    raise
+                try:
+                    return call_op(*lifted)
+                except ParserTypeError:
+                    raise first from None
     raise ParserNameError(
         f"pl.{name} has no registered op for these operands "
         f"(looked for {', '.join(candidates(name, args, kwargs))})"
@@ -336,27 +346,11 @@ def scalar_binary(name: str, lhs: Any, rhs: Any) -> Any:
 
 
 _PY_OPS = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "div": operator.truediv,
-    "floordiv": operator.floordiv,
-    "mod": operator.mod,
-    "pow": operator.pow,
-    "shl": operator.lshift,
-    "shr": operator.rshift,
-    "min": min,
-    "max": max,
-    "minimum": min,
-    "maximum": max,
-    "eq": operator.eq,
-    "ne": operator.ne,
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-    "neg": operator.neg,
-    "not": operator.not_,
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "shl": operator.lshift,
+    "shr": operator.rshift, "min": min, "max": max, "minimum": min, "maximum": max,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+    "ge": operator.ge, "neg": operator.neg, "not": operator.not_,
 }
 
 

@@ -43,10 +43,15 @@ class PassContext:
     __slots__ = ("instruments", "verify", "config", "disabled_passes", "_parent")
 
     def __init__(self, instruments: Sequence[Instrument] = (), verify: VerifyLevel | int | bool | None = None,
-                 config: Mapping[str, Any] | None = None, disabled_passes: Iterable[str] = ()) -> None:
+                 config: Mapping[str, Any] | None = None, disabled_passes: Iterable[str] = (), *,
+                 memory_planner: Any = None, enable_pypto_l0c_double_buffer: bool | None = None) -> None:
         self.instruments: tuple[Instrument, ...] = tuple(instruments)
         self.verify: VerifyLevel | None = None if verify is None else VerifyLevel(int(verify))
-        self.config: Mapping[str, Any] = MappingProxyType(dict(config or {}))
+        # the reference's planner settings: read by the passes that choose L0 schedules
+        named = {"memory_planner": memory_planner,
+                 "enable_pypto_l0c_double_buffer": enable_pypto_l0c_double_buffer}
+        config = {**(config or {}), **{k: v for k, v in named.items() if v is not None}}
+        self.config: Mapping[str, Any] = MappingProxyType(config)
         self.disabled_passes: frozenset[str] = frozenset(disabled_passes)
         self._parent: PassContext | None = None
 

@@ -7,10 +7,9 @@
   e.g. the `tmp_tile` of a row reduction, are created); `tensor.cmp` becomes the packed mask
   of `tile.cmp` selecting BOOL ones and zeros (`tile.sel`); `tensor.create` / `tensor.full`
   become tile allocations; intermediate tensors are tiles from here on.
-- A matmul operand flagged `a_trans` / `b_trans` is transposed by `tile.transpose` (a
-  vector op: the transposed tile reaches the cube through a move, crossing the core group's
-  pipe once the kernel is split); the transpose of a read-only parameter runs once, next to
-  its load at the top.
+- A matmul operand flagged `a_trans` / `b_trans` is transposed by `tile.transpose` (of a
+  loaded operand, the cube's transposed view in Mat); the transpose of a read-only parameter
+  runs once, next to its load at the top.
 - `tensor.assemble(out, src, offset)` into a DDR tensor becomes `tile.store(src, offset, out)`.
 - A returned intermediate becomes a store into a new `Out` parameter; a call site passes
   its own untouched `Out` tensor when it returns the result under that tensor's name (the
@@ -88,19 +87,17 @@ def _zeros(rank: int) -> list[Expr]:
     return [ConstInt(0) for _ in range(rank)]
 
 
-def _transposed_params(call: Call) -> list[str]:
-    """The matmul operands `call` transposes (`a_trans` -> lhs, `b_trans` -> rhs)."""
-    return [param for flag, param in TRANSPOSE_FLAGS.items() if call.kwargs.get(flag)]
-
-
 def _cube_operands(fn: Function) -> set[Var]:
-    """Vars used untransposed as operands of matmul-family ops (their tiles live in Mat, not
-    Vec; a transposed operand is loaded into Vec and transposed there)."""
+    """Vars used as operands of matmul-family ops, and the tensors such an operand is a slice
+    of (their tiles, transposed ones included, live in Mat, not Vec)."""
     out: set[Var] = set()
     for c in calls_in(fn.body):
         if isinstance(c.op, Op) and c.op.facts.unit == "cube":
-            skip = _transposed_params(c)
-            out.update(a for p, a in op_operands(c) if isinstance(a, Var) and p not in skip)
+            out.update(a for _, a in op_operands(c) if isinstance(a, Var))
+    for s in reversed(list(walk_stmts(fn.body))):
+        if isinstance(s, Assign) and s.var in out and isinstance(s.value, Call) and \
+                isinstance(s.value.op, Op) and s.value.op.name == "tensor.slice":
+            out.update(a for a in s.value.args[:1] if isinstance(a, Var))
     return out
 
 
@@ -140,14 +137,14 @@ class _Converter(VarRewriter):
         return tile
 
     def transposed(self, e: Expr, span) -> Var:
-        """`e`'s tile with its two trailing axes swapped (`tile.transpose`, a vector op: the
-        transposed tile reaches the cube by a move). The transpose of a read-only parameter
-        runs once, next to its hoisted load."""
+        """`e`'s tile with its two trailing axes swapped (`tile.transpose`; the cube reads a
+        loaded operand transposed in Mat, see `analysis/cube_conversions.py`; TileCapacity checks
+        the space it gets). The transpose of a read-only parameter runs once, next to its
+        hoisted load."""
         tile = self.as_tile(e, span)
         if tile in self.transposes:
             return self.transposes[tile]
         call = make_call("tile.transpose", [tile], {"axis1": -2, "axis2": -1}, span)
-        self.check_capacity(f"{tile.name}_t", call.type, None, span)
         t = Var(f"{tile.name}_t", call.type, span)
         hoisted = e in self.read_only and self.loaded.get(e) is tile
         if hoisted:
@@ -158,6 +155,8 @@ class _Converter(VarRewriter):
     # ------------------------------------------------------------- expressions
     def convert_call(self, call: Call, name: str) -> Expr:
         op = call.op
+        if isinstance(op, Op) and op.name == "tile.load" and isinstance(call.args[0].type, TileType):
+            return self.reloaded(call)
         if not isinstance(op, Op) or op.namespace != "tensor" or op.name in KEEP:
             return call
         operands = dict(op_operands(call))
@@ -190,6 +189,18 @@ class _Converter(VarRewriter):
         if isinstance(result.type, TileType):
             self.check_capacity(name, result.type, None, span)
         return result
+
+    def reloaded(self, load: Call) -> Expr:
+        """A `tile.load` of a kernel intermediate that is a tile from here on: that tile for the
+        whole extent (the parser loads a tensor operand whole where it meets a tile), else
+        its `tile.slice`."""
+        src, offsets, shapes = load.args[:3]
+        whole = all(dim_value(o) == 0 for o in offsets.elements) and all(
+            structural_equal(a, b) for a, b in zip(shapes.elements, src.type.shape))
+        if whole and not load.kwargs:
+            return src
+        valid = {"valid_shape": load.kwargs["valid_shape"]} if "valid_shape" in load.kwargs else {}
+        return make_call("tile.slice", [src, shapes, offsets], valid, load.span)
 
     def tile_op(self, name: str, operands: dict[str, Expr], attrs: dict[str, Any], span) -> Call:
         """Call tile op `name` with the tensor op's operands (tiles in place of tensors);
@@ -260,6 +271,9 @@ class _Converter(VarRewriter):
         value = self.expr(s.value)
         if isinstance(value, Call):
             value = self.convert_call(value, s.var.name)
+            if isinstance(value, Var):  # an alias of a tile (see `reloaded`)
+                self.mapping[s.var] = value
+                return SeqStmts([], s.span)
         if value is s.value:
             return s
         var = Var(s.var.name, value.type, s.var.span)

@@ -14,8 +14,10 @@ whose only cross-side use is a `tile.move` crosses at that move. The named cross
 split code; the region itself becomes its body on the AIV side, with the lane index bound
 by `tile.get_subblock_idx()`. Each crossing has its own pipe: crossings in one direction are
 numbered in definition order (the `id` of the push / pop / free; 0, the default, is left out),
-so tiles of different sizes never share a pipe's slots. A scalar computed by one side's
-work and read by the other's is an error naming it (only tiles travel on the pipes).
+so tiles of different sizes never share a pipe's slots. A DDR tensor stored by one side
+and loaded by the other is ordered by a fence token on a pipe of its own
+(`analysis/ddr_fences.py`). A scalar computed by one side's work and read by the other's
+is an error naming it (only tiles travel on the pipes).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ from ..ir.stmt import (
     seq,
 )
 from ..ir.types import TensorType, TileType, TupleType
-from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, stmt_side
+from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, runs_on, stmt_side
+from .analysis.ddr_fences import Fence, Fences, ddr_fences
 from .analysis.memory_effects import alias_roots
 from .analysis.outliner import global_dims
 from .analysis.var_rewrite import VarRewriter, block, with_block_bodies
@@ -67,7 +70,8 @@ def _is_tile(v: Any) -> bool:
 class _Analysis:
     """Sides of definitions and the tiles that cross between the sides."""
 
-    def __init__(self, fn: Function) -> None:
+    def __init__(self, fn: Function, fences: Fences | None = None) -> None:
+        self.fences = fences or Fences()
         self.def_side: dict[Var, Side] = {}
         self.sides: set[Side] = set()
         for s in walk_stmts(fn.body):
@@ -113,6 +117,9 @@ class _Analysis:
             if producer is not None:
                 self.pipe_id[v] = counts[producer]
                 counts[producer] += 1
+        for fence in self.fences.all():
+            self.pipe_id[fence.token] = counts[fence.writer]
+            counts[fence.writer] += 1
 
     def side_of(self, e: Expr) -> Side:
         return self.def_side.get(e, Side.BOTH) if isinstance(e, Var) else Side.BOTH
@@ -170,6 +177,25 @@ class _Projector(VarRewriter):
         return seq(out, s.span) if out else SeqStmts([], s.span)
 
     def project(self, s: Stmt) -> list[Stmt]:
+        fences = self.info.fences
+        out = [x for f in fences.before.get(id(s), ()) if f.writer is not self.side
+               for x in self.fence_pop(f)]
+        out += self.project_one(s)
+        fence = fences.after.get(id(s))
+        if fence is not None and fence.writer is self.side:
+            out += [self.stmt(fence.source), self.push(fence.token, 0)]
+        return out
+
+    def fence_pop(self, fence: Fence) -> list[Stmt]:
+        """Wait for `fence`'s token and free its slot at once (it orders, it carries nothing)."""
+        t: TileType = fence.token.type
+        call = make_call(POP[self.side], [], self.pipe_kwargs(fence.token, shape=list(t.shape), dtype=t.dtype,
+                                                              split=0), fence.token.span)
+        popped = Var(fence.token.name, call.type, fence.token.span)
+        free = make_call(FREE[self.side], [popped], self.pipe_kwargs(fence.token), fence.token.span)
+        return [Assign(popped, call, popped.span), Eval(free, popped.span)]
+
+    def project_one(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, (SeqStmts,)):
             return flatten(self.stmt(s))
         if isinstance(s, (For, While, If)):
@@ -188,6 +214,8 @@ class _Projector(VarRewriter):
         crossing = self.info.at_use.get(s)
         if crossing is not None:  # the other side's tile arrives here, at the move
             out += self.transfer(crossing, self.info.def_side[crossing] is self.side)
+        if side is Side.BOTH and not runs_on(call, self.side):
+            return out
         if side is Side.BOTH or side is self.side:
             new = self.stmt(s)
             if crossing is not None and self.side is Side.VECTOR and call.kwargs.get("target_memory") \
@@ -304,6 +332,9 @@ def _kernel(fn: Function, name: str, side: Side, info: _Analysis, aliases: dict[
 
 def expand(fn: Function) -> list[Function]:
     info = _Analysis(fn)
+    aliases = alias_roots(fn.body, {})
+    if Side.CUBE in info.sides and Side.VECTOR in info.sides:
+        info = _Analysis(fn, ddr_fences(fn, aliases))
     if Side.CUBE not in info.sides:
         everything = list(range(len(fn.return_types)))
         if not _uses_lanes(fn):
@@ -312,8 +343,6 @@ def expand(fn: Function) -> list[Function]:
         return [aiv, _group(fn, None, aiv, [], everything)]
     if Side.VECTOR not in info.sides:
         return [_kernel(fn, fn.name, Side.CUBE, info, {}, list(range(len(fn.return_types))))]
-    aliases = alias_roots(fn.body, {})
-    _reject_unfenced_ddr_handoff(fn, aliases)
     ret = next((s for s in reversed(flatten(fn.body)) if isinstance(s, Return)), None)
     values = list(ret.values) if ret is not None else []
     cube = [i for i, v in enumerate(values) if info.side_of(v) is Side.CUBE]
@@ -323,35 +352,6 @@ def expand(fn: Function) -> list[Function]:
     aic = _scalars_from_one_side(fn, aic, Side.CUBE)
     aiv = _scalars_from_one_side(fn, aiv, Side.VECTOR)
     return [aic, aiv, _group(fn, aic, aiv, cube, vector)]
-
-
-def _reject_unfenced_ddr_handoff(fn: Function, aliases: dict[Var, Var]) -> None:
-    """A DDR tensor stored by one side's work and loaded by the other's inside one mixed kernel
-    would race (the AIC and AIV kernels run concurrently and only pipes order them): an error
-    until such handoffs are fenced, never a silent wrong answer."""
-    stored: dict[Var, tuple[Side, Stmt]] = {}
-    loads: list[tuple[Var, Side, Stmt]] = []
-    for s in walk_stmts(fn.body):
-        call = leaf_call(s)
-        if call is None or call.op.name not in ("tile.store", "tile.load"):
-            continue
-        side = stmt_side(s)
-        operand = call.args[2] if call.op.name == "tile.store" else call.args[0]
-        if not isinstance(operand, Var) or side is Side.BOTH:
-            continue
-        root = aliases.get(operand, operand)
-        if call.op.name == "tile.store":
-            stored.setdefault(root, (side, s))
-        else:
-            loads.append((root, side, s))
-    for root, side, s in loads:
-        if root in stored and stored[root][0] is not side:
-            writer, first = stored[root]
-            raise PassError(f"{fn.name!r}: tensor {root.name!r} is stored by {writer.value} work (line "
-                            f"{first.span.begin_line if first.span else '?'}) and loaded by {side.value} "
-                            "work of the same kernel; the AIC and AIV kernels run concurrently, so the "
-                            "load could read it before the store lands: split the scope in two (the "
-                            "store in one pl.at, the load in the next) or pass the tile itself", s.span)
 
 
 def _scalars_from_one_side(fn: Function, kernel: Function, side: Side) -> Function:

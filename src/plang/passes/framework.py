@@ -79,7 +79,7 @@ _BY_SNAKE: dict[str, type[Pass]] = {}
 
 def snake_name(name: str) -> str:
     """`ConvertToSSA` -> `convert_to_ssa`, `InOutUseValid` -> `in_out_use_valid`."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+    return re.sub(r"(?<=[a-z])(?=[A-Z0-9])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def register_pass(cls: type[Pass]) -> type[Pass]:

@@ -9,7 +9,13 @@ in Vec) a `tile.move` is inserted once, right after the tile is defined.
 
 `tile.assemble` writes into its target in place: the result stays in the target's space
 (an Acc source drained into a Mat target is the cube's Acc->Mat insert); only a Vec
-target asks for a Vec source.
+target asks for a Vec source. A `tile.slice` is a window of its input's buffer, in the
+input's space.
+
+A cast or transpose the cube performs itself (`analysis/cube_conversions.py`: the FIXPIPE
+downcast of a matmul result, the transposed view of a loaded matmul operand) reads its input
+where it is (a transposed load goes to Mat) and puts its result in Mat, so the operand never
+takes a round trip through Vec.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from ..ir.ops import make_call
 from ..ir.ops.registry import Op
 from ..ir.stmt import Assign, For, If, Stmt, While, Yield, flatten, seq
 from ..ir.types import TileType
+from .analysis.cube_conversions import cube_conversions
 from .analysis.memory_effects import op_operands
 from .analysis.type_propagation import rebuild_call
 from .analysis.var_rewrite import VarRewriter
@@ -33,7 +40,7 @@ CUBE_OPERAND_SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right, "acc": 
                       "bias": MemorySpace.Bias}
 ANY_SPACE_OPS = {"tile.store", "tile.move", "tile.read", "tile.write", "tile.tpush_to_aiv",
                  "tile.tpush_to_aic", "tile.tfree_to_aic", "tile.tfree_to_aiv", "tile.aiv_shard",
-                 "tile.aic_gather"}
+                 "tile.aic_gather", "tile.slice"}
 ALLOCATING = ("tile.load", "tile.create", "tile.full")
 ASSEMBLE = "tile.assemble"
 
@@ -59,8 +66,14 @@ class _Spaces:
 
     def __init__(self, fn: Function) -> None:
         self.demand: dict[Var, list[MemorySpace]] = {}
+        self.on_cube = cube_conversions(fn)
+        self.on_cube_calls = {id(s.value): s.value.args[0] for s in walk_stmts(fn.body)
+                              if isinstance(s, Assign) and s.var in self.on_cube}
+        for source in self.on_cube_calls.values():
+            if source.type.memory_space is None:  # a transposed load is staged in Mat
+                self.demand.setdefault(source, []).append(MemorySpace.Mat)
         for c in calls_in(fn.body):
-            if not isinstance(c.op, Op):
+            if not isinstance(c.op, Op) or id(c) in self.on_cube_calls:
                 continue
             for name, e in op_operands(c):
                 space = required_space(c.op, name)
@@ -92,6 +105,8 @@ class _Spaces:
 
     def wanted(self, c: Call, param: str) -> MemorySpace | None:
         """The space operand `param` of op call `c` must be in (None: any)."""
+        if id(c) in self.on_cube_calls:
+            return None
         if c.op.name == ASSEMBLE and param == "source":
             return MemorySpace.Vec if self.of(c.args[0]) is MemorySpace.Vec else None
         return required_space(c.op, param)
@@ -114,12 +129,15 @@ class _Spaces:
         if isinstance(value.type, TileType) and value.type.memory_space is not None:
             return value.type.memory_space
         demand = self.demand.get(v, [])
-        if op.name == ASSEMBLE:
+        if v in self.on_cube:
+            return MemorySpace.Mat
+        if op.name in (ASSEMBLE, "tile.slice"):
             return self.of(value.args[0])
         if op.facts.unit == "cube":
             return MemorySpace.Acc
         if op.name == "tile.load":
-            return MemorySpace.Mat if any(d in (MemorySpace.Left, MemorySpace.Right) for d in demand) \
+            staged = (MemorySpace.Left, MemorySpace.Right, MemorySpace.Mat)
+            return MemorySpace.Mat if any(d in staged for d in demand) \
                 else MemorySpace.Vec
         if op.name in ("tile.create", "tile.full") and MemorySpace.Acc in demand:
             return MemorySpace.Acc

@@ -39,8 +39,8 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "RebindWrittenOperands", "ConvertToSSA",
         "Simplify", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
         "OutlineClusterScopes", "ConvertTensorToTileOps", "InferTileMemorySpace", "LowerAutoVectorSplit",
-        "ExpandMixedKernel", "LowerPipelineLoops", "DeriveCallDirections",
-        "MaterializeRuntimeScopes", *VERIFIERS, "FuseTileOps",
+        "SplitVectorKernel", "ExpandMixedKernel", "SingleLaneEffects", "LowerPipelineLoops",
+        "DeriveCallDirections", "MaterializeRuntimeScopes", *VERIFIERS, "FuseTileOps",
     ),
 }
 

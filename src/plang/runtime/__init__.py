@@ -1,6 +1,7 @@
 """The simulated chip: run configuration, task graph, pipes, workers and profiling."""
 
-from ..codegen.kernel.abi import BoundsError
+from ..codegen.kernel.abi import BoundsError, SyncAllError
+from .bench import BenchmarkStats, benchmark
 from .cancel import KernelCancelled
 from .compiled import CompiledProgram, ParamSpec
 from .config import RunConfig
@@ -12,7 +13,7 @@ from .runner import RunResult, ScalarSpec, TensorSpec, run
 from .scheduler import GroupMember, Scheduler, Task, TaskError, TaskGroupError
 from .worker import ChipWorker, ProgramHandle
 
-__all__ = ["BoundsError", "ChipWorker", "CompiledProgram", "DeviceTensor", "GraphRecording",
+__all__ = ["BenchmarkStats", "BoundsError", "ChipWorker", "CompiledProgram", "DeviceTensor", "GraphRecording",
            "GraphReplayError", "GroupMember", "KernelCancelled", "Orchestrator", "ParamSpec", "PipeError",
-           "PipeSet", "ProgramHandle", "RunConfig", "RunResult", "ScalarSpec", "Scheduler", "Task",
-           "TaskError", "TaskGroupError", "TensorSpec", "run"]
+           "PipeSet", "ProgramHandle", "RunConfig", "RunResult", "ScalarSpec", "Scheduler", "SyncAllError",
+           "Task", "TaskError", "TaskGroupError", "TensorSpec", "benchmark", "run"]

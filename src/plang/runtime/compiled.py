@@ -8,8 +8,10 @@
   ``rt`` is an `Orchestrator`. It returns the program's result.
 - ``signature``: a `ParamSpec` per parameter, checked before anything runs.
 - ``source``: the orchestration's Python source, for reading.
-- ``output_dir``: the folder its artefacts were written to (None: none written); a compiled
-  program with one is path-like, as the reference's is.
+- ``output_dir``: the folder (a `Path`) of its artefacts (`plang.runtime.artefacts`); a
+  compiler may defer writing them until it is first asked for (None: it has none). A compiled
+  program with one is path-like, as the reference's is; `CompiledProgram.from_dir` loads one
+  back.
 
 Called with only its non-Out arguments (the reference's return style), it allocates the Out
 tensors (zero-filled, static shapes only) and returns them.
@@ -17,7 +19,8 @@ tensors (zero-filled, static shapes only) and returns them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -25,21 +28,17 @@ import torch
 
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection
+from .chip_callable import (
+    RUNTIME_NAME,
+    CallConfig,
+    ChipCallable,
+    OrchArgs,
+    build_call_config,
+    build_orch_args,
+    runtime_config,
+)
 from .device_tensor import DeviceTensor
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One program parameter: a tensor (static ints or dynamic-dim names) or a scalar."""
-
-    name: str
-    dtype: DataType
-    shape: tuple[int | str, ...] | None = None  # None: a scalar
-    direction: ParamDirection = ParamDirection.In
-
-    @property
-    def is_tensor(self) -> bool:
-        return self.shape is not None
+from .param_spec import ParamSpec
 
 
 class CompiledProgram:
@@ -57,7 +56,61 @@ class CompiledProgram:
         self.program = program
         self.result_arity = -1  # results the caller gets back (-1: the orchestration's result as is)
         self.writebacks: tuple[tuple[int, int], ...] = ()  # (result position, Out/InOut param index)
-        self.output_dir: str | None = None
+        self.core_types: dict[str, str] = {}  # kernel -> "aic" / "aiv"
+        self.platform = "cpu"  # the platform it was compiled for
+        self._output_dir: Path | None = None
+        self._artefact_writer: Callable[[], None] | None = None
+        self._chip_callable: ChipCallable | None = None
+
+    @classmethod
+    def from_dir(cls, output_dir: str | os.PathLike, platform: str | None = None) -> CompiledProgram:
+        """The program of a build folder (``plang.ir.compile(..., output_dir=...)``), without
+        recompiling; `platform` overrides the saved one."""
+        from .artefacts import load_program
+
+        return load_program(cls, output_dir, platform)
+
+    def defer_artefacts(self, writer: Callable[[], None]) -> None:
+        """Have `writer` write the artefacts (and set `output_dir`) when they are first needed."""
+        self._artefact_writer = writer
+
+    def write_artefacts(self) -> Path | None:
+        """Write the deferred artefacts now (once); returns `output_dir`."""
+        writer, self._artefact_writer = self._artefact_writer, None
+        if writer is not None and self._output_dir is None:
+            writer()
+        return self._output_dir
+
+    @property
+    def chip_callable(self) -> ChipCallable:
+        """What a `simpler.worker.Worker` registers (one object per program)."""
+        if self._chip_callable is None:
+            self._chip_callable = ChipCallable(self)
+        return self._chip_callable
+
+    @property
+    def runtime_name(self) -> str:
+        return RUNTIME_NAME
+
+    @property
+    def runtime_config(self) -> dict[str, Any]:
+        return runtime_config(self)
+
+    def build_call_config(self, config: Any = None, *, aicpu_thread_num: int | None = None) -> CallConfig:
+        """The `CallConfig` of a manual run (see `plang.runtime.chip_callable`)."""
+        return build_call_config(self, config, aicpu_thread_num)
+
+    def build_orch_args(self, *args: Any, worker: Any = None) -> tuple[OrchArgs, list[Any], bool]:
+        """(orch_args for ``worker.run``, the full argument list, return style)."""
+        return build_orch_args(self, args, worker)
+
+    @property
+    def output_dir(self) -> Path | None:
+        return self.write_artefacts()
+
+    @output_dir.setter
+    def output_dir(self, folder: str | os.PathLike | None) -> None:
+        self._output_dir = None if folder is None else Path(folder)
 
     @property
     def param_names(self) -> list[str]:
@@ -141,12 +194,12 @@ class CompiledProgram:
 
     def __fspath__(self) -> str:
         if self.output_dir is None:
-            raise TypeError(f"{self.name}: no artefacts were written (compile with save_kernels=True "
-                            "or through plang.ir.compile)")
-        return self.output_dir
+            raise TypeError(f"{self.name}: it has no artefacts (a program restored from plang's "
+                            "disk cache or built for distributed ranks)")
+        return str(self.output_dir)
 
     def __str__(self) -> str:
-        return self.output_dir if self.output_dir is not None else repr(self)
+        return str(self._output_dir) if self._output_dir is not None else repr(self)
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.name} kernels={sorted(self.kernels)}>"

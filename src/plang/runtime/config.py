@@ -64,7 +64,8 @@ class RunConfig:
     verify: property verification after every pass.
     profiling, profile_dir: write a swimlane trace per run into ``profile_dir``
     (default ``./plang_profile``).
-    pipe_timeout: seconds a cross-core pipe wait may block before the run fails as a deadlock.
+    pipe_timeout: seconds a cross-core pipe or `pl.system.syncall` wait may block before the run
+    fails as a deadlock.
     kernel_timeout: seconds one task instance (a kernel, an SPMD block, a Group instance) may
     run before it is cancelled and the run fails (None: no limit). Native kernels stop at
     their next cancellation point (a loop back-edge, a DDR store, a pipe wait).

@@ -4,8 +4,9 @@ ring buffers.
 
 The scheduler calls ``kernel(*args)`` (plain), ``kernel(*args, block_idx=, block_num=)``
 (SPMD) or ``kernel(*args, pipes=<PipeSet>, subblock_idx=, block_idx=, block_num=)`` (Group
-member); the wrapper fills the calling thread's `LaunchContext` (built once per thread and
-kernel, then reused) and calls ``kernel.launch(args, ctx)``.
+member), plus ``barrier=<LaunchBarrier>`` in a launch with a `pl.system.syncall`
+(`plang.runtime.barriers`); the wrapper fills the calling thread's `LaunchContext` (built
+once per thread and kernel, then reused) and calls ``kernel.launch(args, ctx)``.
 
 Pipes: kernels open their rings by id (`abi.pipe_id`: crossing, direction, AIV lane) in
 the Group's `PipeSet` through ``native/pipe_adapter.c``, which forwards to the runtime's C
@@ -16,8 +17,9 @@ naming the pipe by crossing, direction and lane. A kernel launched without a pip
 uses a pipe raises `PipeError` when it returns.
 
 Cancellation: the launch context's cancel word is the thread's current `CancelToken`
-(`plang.runtime.cancel`: a Group's shared token, a watched task's) or the launch's own word;
-a launch whose token was cancelled raises `KernelCancelled` when the kernel returns.
+(`plang.runtime.cancel`: a Group's shared token, a watched task's, a barrier launch's) or the
+launch's own word; a launch whose token was cancelled raises `KernelCancelled` when the
+kernel returns.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 from ..codegen.kernel.abi import TO_AIV, LaunchContext, PipeApi
 from .cancel import KernelCancelled
 from .cancel import current as current_token
-from .pipes import PipeError, PipeSet, build_native, symbol_addresses
+from .pipes import PipeError, PipeSet, lazy_native, symbol_addresses
 
 _SOURCE = Path(__file__).parent / "native" / "pipe_adapter.c"
 _vp, _i64 = ctypes.c_void_p, ctypes.c_int64
@@ -42,32 +44,22 @@ _SIGNATURES = {
     "plang_adapter_begin": (None, [_vp, _vp]),
     "plang_adapter_end": (_i64, [_vp]),
 }
-_lib: ctypes.CDLL | None = None
-_lib_lock = threading.Lock()
+def _bind_adapter(lib: ctypes.CDLL) -> None:
+    """Point the adapter at the runtime's ring-buffer functions."""
+    rt = symbol_addresses()
+    lib.plang_adapter_bind(rt["plang_pipeset_get"], rt["plang_pipe_push"], rt["plang_pipe_pop"],
+                           rt["plang_pipe_free"], rt["plang_pipeset_fail"])
+    lib.pipe_api = ctypes.pointer(PipeApi.in_dll(lib, "plang_adapter_api"))
+    # begin / end run on every launch and never block: call them without releasing
+    # the GIL (a release + re-acquire per call lets a woken thread steal the GIL).
+    held = ctypes.PyDLL(lib._name)
+    for name in ("plang_adapter_begin", "plang_adapter_end"):
+        fn = getattr(held, name)
+        fn.restype, fn.argtypes = _SIGNATURES[name]
+        setattr(lib, name + "_held", fn)
 
 
-def adapter_library() -> ctypes.CDLL:
-    """The compiled adapter, bound to the runtime's ring-buffer functions (built once)."""
-    global _lib
-    with _lib_lock:
-        if _lib is None:
-            lib = ctypes.CDLL(build_native(_SOURCE))
-            for name, (restype, argtypes) in _SIGNATURES.items():
-                fn = getattr(lib, name)
-                fn.restype, fn.argtypes = restype, argtypes
-            rt = symbol_addresses()
-            lib.plang_adapter_bind(rt["plang_pipeset_get"], rt["plang_pipe_push"], rt["plang_pipe_pop"],
-                                   rt["plang_pipe_free"], rt["plang_pipeset_fail"])
-            lib.pipe_api = ctypes.pointer(PipeApi.in_dll(lib, "plang_adapter_api"))
-            # begin / end run on every launch and never block: call them without releasing
-            # the GIL (a release + re-acquire per call lets a woken thread steal the GIL).
-            held = ctypes.PyDLL(lib._name)
-            for name in ("plang_adapter_begin", "plang_adapter_end"):
-                fn = getattr(held, name)
-                fn.restype, fn.argtypes = _SIGNATURES[name]
-                setattr(lib, name + "_held", fn)
-            _lib = lib
-        return _lib
+adapter_library = lazy_native(_SOURCE, _SIGNATURES, _bind_adapter)  # built and bound once
 
 
 def pipe_name(pipe_id: int) -> str:
@@ -112,6 +104,11 @@ class LaunchableKernel:
     def kernel_name(self) -> str:
         return self.kernel.name
 
+    @property
+    def syncall_sites(self) -> tuple:
+        """The kernel's `pl.system.syncall` barriers (`abi.SyncSite`)."""
+        return getattr(self.kernel, "syncall_sites", ())
+
     def load(self) -> None:
         """Build the pipe adapter now rather than at the first launch; forward to the kernel."""
         adapter_library()
@@ -120,7 +117,7 @@ class LaunchableKernel:
             load()
 
     def __call__(self, *args: Any, block_idx: int = 0, block_num: int = 1,
-                 pipes: PipeSet | None = None, subblock_idx: int = 0) -> None:
+                 pipes: PipeSet | None = None, subblock_idx: int = 0, barrier: Any = None) -> None:
         launch = getattr(self._local, "launch", None)
         if launch is None:
             launch = self._local.launch = _ThreadLaunch(self.aiv_lanes)
@@ -128,6 +125,7 @@ class LaunchableKernel:
         ctx.block_idx, ctx.block_num, ctx.subblock_idx = block_idx, block_num, subblock_idx
         token = current_token()
         ctx.cancel = launch.own_cancel if token is None else token.address
+        ctx.barrier = None if barrier is None else barrier.handle
         handle = None
         if pipes is not None:
             pipes.pipe_name = pipe_name

@@ -12,6 +12,7 @@ from ..codegen.torch_ref_lib import cast
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection, ScopeMode
 from ..target import Device
+from .barriers import participants
 from .device_tensor import as_torch
 from .dump import TensorDumper
 from .graph import GraphRecording
@@ -64,9 +65,13 @@ class Orchestrator:
         """Launch kernel `kernel` (SPMD over `core_num` blocks when given); `dumps` are the
         positions of arguments marked for a tensor dump."""
         args = [as_torch(a) for a in args]
-        task = self.scheduler.submit(self.kernel(kernel), args, dirs, deps=deps,
+        fn = self.kernel(kernel)
+        sites = getattr(fn, "syncall_sites", ())
+        barrier = participants(self.device, [(fn, sites[0].core if sites else "AIV", 1)], core_num,
+                               sync_start, group=False)
+        task = self.scheduler.submit(fn, args, dirs, deps=deps,
                                      predicate=predicate, allow_early_resolve=allow_early_resolve,
-                                     blocks=core_num, sync_start=sync_start, name=kernel)
+                                     blocks=core_num, sync_start=sync_start, name=kernel, barrier=barrier)
         if self.dumper is not None:
             self.dumper.after(self.scheduler, task, kernel, args, dumps)
         return task
@@ -86,15 +91,18 @@ class Orchestrator:
         lane-unaware vector kernel, on lane 0 only); its pipes are
         `slots` deep (``pl.cross_core_slot``)."""
         launch: list[GroupMember] = []
+        cores: list[tuple[Any, str, int]] = []
         for role, kernel, member_args in members:
             lanes = range(self.device.aiv_per_cluster) if role == "AIV" else range(1)
             fn, unwrapped = self.kernel(kernel), tuple(as_torch(a) for a in member_args)
             launch += [GroupMember(fn, unwrapped, lane) for lane in lanes]
+            cores.append((fn, role[:3], len(lanes)))
         args = [as_torch(a) for a in args]
+        barrier = participants(self.device, cores, core_num, sync_start, group=True)
         task = self.scheduler.submit_group(launch, args, dirs, deps=deps,
                                            predicate=predicate, allow_early_resolve=allow_early_resolve,
                                            blocks=core_num, sync_start=sync_start, name=name,
-                                           slots=slots)
+                                           slots=slots, barrier=barrier)
         if self.dumper is not None:
             self.dumper.after(self.scheduler, task, name, args, dumps)
         return task

@@ -72,8 +72,6 @@ OPS = {1: "push", 2: "pop", 3: "free", 4: "open", 5: "reserve", 6: "commit"}
 CLOSED, WOULD_BLOCK = 6, 7
 
 _SOURCE = Path(__file__).parent / "native" / "pipes.c"
-_lib: ctypes.CDLL | None = None
-_lib_lock = threading.Lock()
 
 _vp, _i64 = ctypes.c_void_p, ctypes.c_int64
 _SIGNATURES = {
@@ -106,21 +104,39 @@ def build_native(source_path: Path) -> str:
     return native_build.build(source_path, flags=("-pthread",))
 
 
+def load_native(source_path: Path, signatures: dict[str, tuple[Any, list]]) -> ctypes.CDLL:
+    """`build_native(source_path)` loaded, each function given its (restype, argtypes)."""
+    lib = ctypes.CDLL(build_native(source_path))
+    for name, (restype, argtypes) in signatures.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    return lib
+
+
+def lazy_native(source_path: Path, signatures: dict[str, tuple[Any, list]],
+                on_load: Callable[[ctypes.CDLL], None] | None = None) -> Callable[[], ctypes.CDLL]:
+    """A function returning the `load_native` library, built and loaded (then `on_load`) once,
+    on its first call from any thread."""
+    lock, loaded = threading.Lock(), []
+
+    def get() -> ctypes.CDLL:
+        with lock:
+            if not loaded:
+                lib = load_native(source_path, signatures)
+                if on_load is not None:
+                    on_load(lib)
+                loaded.append(lib)
+            return loaded[0]
+
+    return get
+
+
 def library_path() -> str:
     """Path of the compiled pipe library (compiled on first use, cached by source hash)."""
     return build_native(_SOURCE)
 
 
-def library() -> ctypes.CDLL:
-    global _lib
-    with _lib_lock:
-        if _lib is None:
-            lib = ctypes.CDLL(library_path())
-            for name, (restype, argtypes) in _SIGNATURES.items():
-                fn = getattr(lib, name)
-                fn.restype, fn.argtypes = restype, argtypes
-            _lib = lib
-        return _lib
+library = lazy_native(_SOURCE, _SIGNATURES)
 
 
 def symbol_addresses() -> dict[str, int]:

@@ -11,6 +11,8 @@ non-NoDep tensor argument) plus explicit ``deps=``. Launch protocol, by task kin
 - Group task: every `GroupMember` runs concurrently on its own thread as
   ``fn(*args, pipes=<PipeSet>, subblock_idx=lane, block_idx=i, block_num=n)``; the members
   of one Group instance share a fresh `PipeSet`.
+- ``barrier=(aic, aiv)`` (a `pl.system.syncall` launch, `plang.runtime.barriers`): blocks run
+  at once as with ``sync_start``, sharing one cancel token; calls get ``barrier=<LaunchBarrier>``.
 
 A host thread blocked in `wait()` while every core thread sleeps runs ready work itself (lane
 ``host`` in profiles) rather than paying a thread hand-off: a one-kernel call then costs no
@@ -41,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..errors import Error
 from ..ir.enums import ParamDirection, ScopeMode
 from .aux_threads import AuxThreads
+from .barriers import LaunchBarrier
 from .cancel import CancelToken, KernelCancelled, Watchdog, running
 from .graph import GraphRecording, GraphRun
 from .pipes import DEFAULT_SLOTS, PipeSet
@@ -92,7 +95,7 @@ class Task:
 
     __slots__ = ("id", "name", "fn", "args", "members", "predicate", "blocks", "sync_start",
                  "allow_early_resolve", "pending", "dependents", "state", "done", "skipped",
-                 "error", "blocks_left", "dep_ids", "pipe_slots")
+                 "error", "blocks_left", "dep_ids", "pipe_slots", "barrier")
 
     def __init__(self, task_id: int, name: str, fn: Any, args: tuple, members: tuple | None,
                  predicate: Callable[[], Any] | None, blocks: int | None, sync_start: bool,
@@ -109,6 +112,7 @@ class Task:
         self.blocks_left = 0
         self.dep_ids: tuple[int, ...] = ()
         self.pipe_slots = DEFAULT_SLOTS
+        self.barrier: tuple[int, int] | None = None  # (AIC, AIV) participants of its syncalls
 
     def describe(self, block: int = _DISPATCH) -> str:
         where = f" block {block}" if block >= 0 else ""
@@ -154,18 +158,19 @@ class Scheduler:
                directions: Sequence[ParamDirection] | None = None, *,
                deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
                allow_early_resolve: bool = False, blocks: int | None = None,
-               sync_start: bool = False, name: str | None = None) -> Task:
+               sync_start: bool = False, name: str | None = None,
+               barrier: tuple[int, int] | None = None) -> Task:
         """Add a kernel launch to the graph; returns its TaskId. `directions` defaults to
         In for every argument; `blocks` makes it an SPMD task of that many blocks."""
         return self._add(fn, tuple(args), directions, None, deps, predicate, allow_early_resolve,
-                         blocks, sync_start, name or kernel_name(fn))
+                         blocks, sync_start, name or kernel_name(fn), barrier=barrier)
 
     def submit_group(self, members: Sequence[GroupMember], args: Sequence[Any] = (),
                      directions: Sequence[ParamDirection] | None = None, *,
                      deps: Sequence[Task | None] = (), predicate: Callable[[], Any] | None = None,
                      allow_early_resolve: bool = False, blocks: int | None = None,
                      sync_start: bool = False, name: str | None = None,
-                     slots: int = DEFAULT_SLOTS) -> Task:
+                     slots: int = DEFAULT_SLOTS, barrier: tuple[int, int] | None = None) -> Task:
         """Add a Group task: `members` run concurrently, connected by one `PipeSet` of
         `slots`-deep rings per instance. `args` / `directions` (the Group's own parameters)
         drive dependencies."""
@@ -175,12 +180,12 @@ class Scheduler:
         if not isinstance(slots, int) or slots < 1:
             raise ValueError(f"{name}: pipe slot count must be a positive int, got {slots!r}")
         return self._add(None, tuple(args), directions, tuple(members), deps, predicate,
-                         allow_early_resolve, blocks, sync_start, name, slots)
+                         allow_early_resolve, blocks, sync_start, name, slots, barrier)
 
     def _add(self, fn: Any, args: tuple, directions: Sequence[ParamDirection] | None,
              members: tuple | None, deps: Sequence[Task | None], predicate: Any,
              allow_early_resolve: bool, blocks: int | None, sync_start: bool, name: str,
-             pipe_slots: int = DEFAULT_SLOTS) -> Task:
+             pipe_slots: int = DEFAULT_SLOTS, barrier: tuple[int, int] | None = None) -> Task:
         if blocks is not None and (not isinstance(blocks, int) or blocks < 1):
             raise ValueError(f"{name}: SPMD block count must be a positive int, got {blocks!r}")
         if directions is not None and len(directions) != len(args):
@@ -189,7 +194,7 @@ class Scheduler:
             self._kick()
         task = Task(next(self._ids), name, fn, args, members, predicate, blocks, sync_start,
                     allow_early_resolve)
-        task.pipe_slots = pipe_slots
+        task.pipe_slots, task.barrier = pipe_slots, barrier
         before: set[Task] = set()
         graph = self._graph
         if graph is not None:
@@ -399,13 +404,10 @@ class Scheduler:
                     if self.profiler is not None:
                         self.profiler.skipped.append(task.id)
                     return self._finish(task, None)
+            if task.sync_start or task.barrier is not None:
+                return self._finish(task, self._run_together(task))
             if task.blocks is None:
                 return self._finish(task, self._execute(task, 0, lane))
-            if task.sync_start:
-                jobs = [self._aux.start(lambda aux_lane, b=b: self._raise(self._execute(task, b, aux_lane)))
-                        for b in range(task.blocks)]
-                errors = [e for e in (job.join() for job in jobs) if e is not None]
-                return self._finish(task, errors[0] if errors else None)
             task.blocks_left = task.blocks
             if task.blocks > 1:
                 self._ready.extend((task, b) for b in range(1, task.blocks))
@@ -421,20 +423,39 @@ class Scheduler:
             last = task.blocks_left == 0
         return self._finish(task, task.error) if last else None
 
+    def _run_together(self, task: Task) -> BaseException | None:
+        """Run every block at once, each on its own thread; the first failure (a block's own
+        before those it caused by cancelling the others), if any."""
+        run = self._execute
+        barrier = None if task.barrier is None else LaunchBarrier(self.pipe_timeout, *task.barrier)
+        try:
+            jobs = [self._aux.start(lambda aux, b=b: self._raise(run(task, b, aux, barrier)))
+                    for b in range(task.blocks or 1)]
+            errors = [e for e in (job.join() for job in jobs) if e is not None]
+        finally:
+            if barrier is not None:
+                barrier.close()
+        errors.sort(key=lambda e: isinstance(e, KernelCancelled) or isinstance(e.__cause__, KernelCancelled))
+        return errors[0] if errors else None
+
     @staticmethod
     def _raise(error: BaseException | None) -> None:
         if error is not None:
             raise error
 
-    def _execute(self, task: Task, block: int, lane: str) -> BaseException | None:
+    def _execute(self, task: Task, block: int, lane: str,
+                 barrier: LaunchBarrier | None = None) -> BaseException | None:
         """Run one instance of the task; returns the failure instead of raising."""
         try:
             if task.members is not None:
-                self._run_group(task, block, lane)
+                self._run_group(task, block, lane, barrier)
             else:
                 profiler = self.profiler
                 start = time.perf_counter_ns() if profiler is not None else 0
-                if self.kernel_timeout is not None:
+                if barrier is not None:
+                    with self._watched(barrier.token, task, block):
+                        barrier.run(task.fn, task.args, task.describe(block), block, task.blocks or 1)
+                elif self.kernel_timeout is not None:
                     token = CancelToken()
                     with self._watched(token, task, block), running(token):
                         self._call(task, block)
@@ -470,9 +491,11 @@ class Scheduler:
         finally:
             self._watchdog.unwatch(handle)
 
-    def _run_group(self, task: Task, block: int, lane: str) -> None:
+    def _run_group(self, task: Task, block: int, lane: str, barrier: LaunchBarrier | None) -> None:
         pipes = PipeSet(self.pipe_timeout, task.pipe_slots)
-        token = CancelToken(on_cancel=pipes.abort)  # one per instance: a failing member stops all
+        # one per instance (with a barrier: per launch): a failing member stops all
+        token = CancelToken(on_cancel=pipes.abort) if barrier is None else barrier.join(pipes)
+        extra = {} if barrier is None else {"barrier": barrier}
         block_num = task.blocks or 1
         errors: list[tuple[GroupMember, BaseException]] = []
 
@@ -482,7 +505,7 @@ class Scheduler:
             try:
                 with running(token):
                     member.fn(*member.args, pipes=pipes, subblock_idx=member.subblock_idx,
-                              block_idx=block, block_num=block_num)
+                              block_idx=block, block_num=block_num, **extra)
             except BaseException as exc:
                 errors.append((member, exc))
                 token.cancel(f"kernel {kernel_name(member.fn)} (sub-block {member.subblock_idx}) of its "
@@ -500,6 +523,8 @@ class Scheduler:
                     job.join()
             pipe_error = pipes.error()
         finally:
+            if barrier is not None:
+                barrier.leave(pipes)
             pipes.close()
         errors.sort(key=lambda e: isinstance(e[1], KernelCancelled))  # a member's own failure first
         if pipe_error is not None:

@@ -39,6 +39,12 @@ class ProgramHandle:
     def __call__(self, *args: Any) -> Any:
         return self.worker._dispatch(self, args)
 
+    def timed(self, *args: Any) -> tuple[Any, Profiler]:
+        """Run once, recording every kernel execution into a fresh `Profiler` (no trace file
+        is written); returns the result and the profiler."""
+        profiler = Profiler()
+        return self.worker._dispatch(self, args, profiler), profiler
+
 
 class ChipWorker:
     _stack: list[ChipWorker] = []
@@ -154,7 +160,7 @@ class ChipWorker:
     def run(self, compiled: CompiledProgram, *args: Any) -> Any:
         return self.register(compiled)(*args)
 
-    def _dispatch(self, handle: ProgramHandle, args: Sequence[Any]) -> Any:
+    def _dispatch(self, handle: ProgramHandle, args: Sequence[Any], timing: Profiler | None = None) -> Any:
         self._check_open()
         compiled = handle.compiled
         for a in args:
@@ -166,7 +172,7 @@ class ChipWorker:
         dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
         rt = Orchestrator(self.scheduler, compiled.kernels, self.device, dumper, handle.graphs)
         with self._run_lock:
-            profiler = self.scheduler.profiler = Profiler() if self.config.profiling else None
+            profiler = self.scheduler.profiler = timing or (Profiler() if self.config.profiling else None)
             try:
                 try:
                     try:
@@ -183,6 +189,7 @@ class ChipWorker:
                 self.scheduler.profiler = None
                 if profiler is not None:
                     profiler.finish()
+                if profiler is not None and timing is None:
                     self.last_profile = profiler.write(self.config.resolved_profile_dir(), compiled.name)
                     self.last_summary = profiler.summary()
                     print(self.last_summary)

@@ -14,7 +14,7 @@ Every kernel, generated or external, exports one packed entry point
 * **launch context** (always last): the slot holds a `LaunchContext *`:
   `{int64 block_idx, block_num, subblock_idx, subblock_num; void *pipes; const PipeApi *pipe_api;
   volatile int64 *cancel; int64 status, check_site, check_axis, check_offset, check_extent,
-  check_dim, own_cancel}`.
+  check_dim, own_cancel; void *barrier; int (*syncall)(...)}`.
 
 **Cancellation and checks.** `*cancel` is nonzero once the launch must stop (another member
 of its Group failed, the watchdog fired, or the kernel itself failed); it points to
@@ -24,6 +24,15 @@ returns nonzero. A failed bounds check (`checks.py`) stores `status` 1 and the f
 check's site (an index into the kernel's `check_sites`), axis, offset, extent and tensor
 extent, sets `*cancel` and touches no memory for that transfer; `Kernel.launch` raises
 `BoundsError` from that record. External kernels may poll `*cancel` the same way.
+
+**Barriers.** `pl.system.syncall` calls `syncall(barrier, cancel, &status, site, kind,
+workspace, used_cores)` (`plang.runtime.barriers`): `barrier` is the launch's barrier state
+(NULL outside a launch with one), `site` indexes the kernel's `syncall_sites`, `kind` is the
+core_type's index in `SYNC_CORE_TYPES` plus `SYNC_SOFT` and `SYNC_CALLER_AIC`, `workspace`
+the soft form's INT32 counter (else NULL). A barrier that can not complete stores `status`
+2 with the site, the reason (`check_axis`), the arrivals (`check_offset`) and the
+participant count (`check_extent`), sets `*cancel`, and `Kernel.launch` raises
+`SyncAllError` at the user's line.
 
 `PipeApi` holds the runtime's pipe functions (bounded ring buffers, see
 `plang.runtime.pipes`); kernels call them through these pointers for `tpush_*` / `tpop_*` /
@@ -88,7 +97,7 @@ class LaunchContext(ctypes.Structure):
                 ("subblock_num", _i64), ("pipes", _vp), ("pipe_api", ctypes.POINTER(PipeApi)),
                 ("cancel", _vp), ("status", _i64), ("check_site", _i64), ("check_axis", _i64),
                 ("check_offset", _i64), ("check_extent", _i64), ("check_dim", _i64),
-                ("own_cancel", _i64)]
+                ("own_cancel", _i64), ("barrier", _vp), ("syncall", _vp)]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -123,6 +132,8 @@ typedef struct {
   void *pipes; const plang_pipe_api *pipe_api;
   volatile int64_t *cancel;  /* nonzero: stop before writing again */
   int64_t status, check_site, check_axis, check_offset, check_extent, check_dim, own_cancel;
+  void *barrier;
+  int (*syncall)(void *, volatile int64_t *, int64_t *, int64_t, int64_t, volatile int32_t *, int64_t);
 } plang_launch_context;
 #define PLANG_CANCELLED(ctx) (*(ctx)->cancel != 0)
 /* args[i]: tensor -> (plang_memref **), scalar -> (value *), last -> (plang_launch_context **) */
@@ -133,10 +144,53 @@ typedef struct {
 
 
 STATUS_BOUNDS = 1  # LaunchContext.status of a failed bounds check
+STATUS_SYNCALL = 2  # ... of a barrier that can not complete
+SYNC_CORE_TYPES = ("aiv_only", "aic_only", "mix")
+SYNC_SOFT, SYNC_CALLER_AIC = 4, 8  # flags of a syncall's `kind`
+_SYNC_FAILURES = {1: "timed out waiting (deadlock?) after RunConfig.pipe_timeout",
+                  3: "has no barrier: the kernel was launched outside a runtime task",
+                  4: "has no participants of its core_type on the calling core",
+                  5: "got a negative used_cores"}
 
 
 class BoundsError(Error, IndexError):
     """A kernel's load, store or element access would leave its tensor."""
+
+
+class SyncAllError(Error, RuntimeError):
+    """A `pl.system.syncall` barrier can not complete: a deadlock (timeout), or a launch
+    whose cores can not all reach it."""
+
+
+@dataclass(frozen=True)
+class SyncSite:
+    """One `pl.system.syncall` of a kernel: its mode ("hard" / "soft"), core_type, the core
+    the kernel runs on ("AIC" / "AIV") and the user's span (as in `CheckSite`)."""
+
+    mode: str
+    core_type: str
+    core: str
+    span: tuple = ()
+
+    def describe(self) -> str:
+        return f"pl.system.syncall(mode={self.mode!r}, core_type={self.core_type!r})"
+
+    def to_json(self) -> list:
+        return [self.mode, self.core_type, self.core, list(self.span)]
+
+    @classmethod
+    def from_json(cls, item: list) -> SyncSite:
+        *fields, span = item
+        return cls(*fields, tuple(span))
+
+    def fail(self, message: str) -> SyncAllError:
+        return SyncAllError(f"{self.describe()}: {message}", Span(*self.span) if self.span else None)
+
+    def error(self, kernel: str, ctx: LaunchContext) -> SyncAllError:
+        why = _SYNC_FAILURES.get(ctx.check_axis, f"failed (code {ctx.check_axis})")
+        timed_out = ctx.check_axis == 1
+        count = f": {ctx.check_offset} of {ctx.check_extent} participants arrived" if timed_out else ""
+        return self.fail(f"in kernel {kernel!r} {why}{count}")
 
 
 @dataclass(frozen=True)

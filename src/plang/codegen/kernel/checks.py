@@ -26,7 +26,7 @@ def _i64(v: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(64), v)
 
 
-def _cancel_word(lc: LowerContext) -> ir.Value:
+def cancel_pointer(lc: LowerContext) -> ir.Value:
     """The cancel pointer, loaded once at the kernel's entry (it never changes in a launch;
     loaded in a loop, LLVM would reload it after every store it cannot tell apart)."""
     if lc.cancel_word is None:
@@ -37,7 +37,7 @@ def _cancel_word(lc: LowerContext) -> ir.Value:
 
 def cancelled(lc: LowerContext) -> ir.Value:
     """i1: the launch's cancel word is set (a volatile read: never hoisted out of a loop)."""
-    word = llvm.load(ir.IntegerType.get_signless(64), _cancel_word(lc), volatile_=True)
+    word = llvm.load(ir.IntegerType.get_signless(64), cancel_pointer(lc), volatile_=True)
     return arith.cmpi(arith.CmpIPredicate.ne, word, _i64(0))
 
 
@@ -48,7 +48,7 @@ def running(lc: LowerContext) -> ir.Value:
 
 def cancel(lc: LowerContext) -> None:
     """Set the launch's cancel word."""
-    llvm.store(_i64(1), _cancel_word(lc), volatile_=True)
+    llvm.store(_i64(1), cancel_pointer(lc), volatile_=True)
 
 
 def cancel_unless_ok(lc: LowerContext, rc: ir.Value) -> None:

@@ -101,6 +101,7 @@ class LowerContext:
         self.prebound: dict[pir.Assign, TileBuf] = {}
         self.row_mode: RowMode | None = None
         self.check_sites: list = []  # the kernel's bounds checks (`checks.CheckSite`), by site id
+        self.syncall_sites: list = []  # the kernel's barriers (`abi.SyncSite`), by site id
         self.cancel_word: ir.Value | None = None  # the launch's cancel pointer, loaded at entry
         self._use_counts: Counter | None = None
 

@@ -35,12 +35,14 @@ from ...passes.fuse_tile_ops import FuseTileOps
 from ...target import Device, Isa
 from .abi import (
     C_HEADER,
+    STATUS_SYNCALL,
     ArgPacker,
     CheckSite,
     LaunchContext,
     PipeApi,
     ScalarArg,
     Signature,
+    SyncSite,
     TensorArg,
     ThreadPackers,
     kernel_signature,
@@ -67,11 +69,12 @@ class Kernel:
 
     def __init__(self, name: str, signature: Signature, native: NativeFunction,
                  mlir_text: str, engine: Any = None, library: str | None = None,
-                 check_sites: Sequence[CheckSite] = ()) -> None:
+                 check_sites: Sequence[CheckSite] = (), syncall_sites: Sequence[SyncSite] = ()) -> None:
         self.name = name
         self.signature = signature
         self.mlir_text = mlir_text
         self.check_sites = tuple(check_sites)
+        self.syncall_sites = tuple(syncall_sites)
         self._native = native
         self._engine = engine
         self._library = library
@@ -89,15 +92,20 @@ class Kernel:
             if ctx is None:
                 ctx = packers.default = single_block_context()
         ctx.own_cancel = 0
+        if self.syncall_sites and not ctx.syncall:
+            ctx.syncall = _runtime_syncall()
         self._native(packer.pack(args, ctx))
         if ctx.status:
-            ctx.status = 0
-            raise self.check_sites[ctx.check_site].error(self.name, ctx)
+            status, ctx.status = ctx.status, 0
+            sites = self.syncall_sites if status == STATUS_SYNCALL else self.check_sites
+            raise sites[ctx.check_site].error(self.name, ctx)
 
     def __call__(self, *args: Any, ctx: LaunchContext | None = None, block_idx: int = 0,
-                 block_num: int = 1, subblock_idx: int = 0, pipes: Any = None) -> None:
-        """Launch with the runtime's keywords (`pipes` is a `plang.runtime.pipes.PipeSet`)."""
-        if ctx is None and (block_idx or block_num != 1 or subblock_idx or pipes is not None):
+                 block_num: int = 1, subblock_idx: int = 0, pipes: Any = None, barrier: Any = None) -> None:
+        """Launch with the runtime's keywords (`pipes` is a `plang.runtime.pipes.PipeSet`,
+        `barrier` a `plang.runtime.barriers.LaunchBarrier`)."""
+        if ctx is None and (block_idx or block_num != 1 or subblock_idx or pipes is not None
+                            or barrier is not None):
             ctx = self._packers.context
             if ctx is None:
                 ctx = self._packers.context = LaunchContext()
@@ -105,6 +113,7 @@ class Kernel:
             ctx.subblock_num = 2
             ctx.pipes = None if pipes is None else pipes.handle
             ctx.pipe_api = None if pipes is None else ctypes.pointer(_runtime_pipe_api())
+            ctx.barrier = None if barrier is None else barrier.handle
         self.launch(args, ctx)
 
     def save(self, path: str) -> None:
@@ -121,7 +130,8 @@ class Kernel:
             raise KernelCompileError(f"kernel {self.name!r} has no code to save")
         meta = {"name": self.name, "symbol": self._native.fn_name,
                 "signature": _signature_json(self.signature), "mlir_text": self.mlir_text,
-                "check_sites": [c.to_json() for c in self.check_sites]}
+                "check_sites": [c.to_json() for c in self.check_sites],
+                "syncall_sites": [c.to_json() for c in self.syncall_sites]}
         tmp = path + ".json.tmp"
         with open(tmp, "w") as f:
             json.dump(meta, f)
@@ -143,6 +153,13 @@ def _runtime_pipe_api():
     return _PIPE_API[0]
 
 
+def _runtime_syncall() -> int:
+    """Address of the runtime's barrier function (`abi.py`, *Barriers*)."""
+    from ...runtime.barriers import syncall_address
+
+    return syncall_address()
+
+
 def compile_kernel(function: pir.Function, device: Device | None = None, *,
                    external_source: str | None = None) -> Kernel:
     """Compile a core function of lowered IR to native code for `device.isa` (default
@@ -160,14 +177,15 @@ def compile_kernel(function: pir.Function, device: Device | None = None, *,
     target = device.isa if device is not None else Isa.default()
     what = f"kernel {function.name!r} ({target.spec()})"
     sites: list[CheckSite] = []
+    barriers: list[SyncSite] = []
     with mlir.new_context(), mlir.ir.Location.unknown(), kernel_isa.using(target):
-        module = build_module(function, sites)
+        module = build_module(function, sites, barriers)
         text = str(module)
         mlir.verify(module, what)
         native, library = mlir.compile_native(module, function.name, what, target)
     engine = None if library is not None else native.owner
     return Kernel(function.name, kernel_signature(function), native, text, engine=engine, library=library,
-                  check_sites=sites)
+                  check_sites=sites, syncall_sites=barriers)
 
 
 def load_kernel(path: str) -> Kernel:
@@ -176,7 +194,8 @@ def load_kernel(path: str) -> Kernel:
         meta = json.load(f)
     native = load_shared_object(path, meta["symbol"])
     return Kernel(meta["name"], _signature_from_json(meta["signature"]), native, meta["mlir_text"],
-                  library=path, check_sites=[CheckSite.from_json(c) for c in meta.get("check_sites", ())])
+                  library=path, check_sites=[CheckSite.from_json(c) for c in meta.get("check_sites", ())],
+                  syncall_sites=[SyncSite.from_json(c) for c in meta.get("syncall_sites", ())])
 
 
 def compile_external(function: pir.Function, source: str) -> Kernel:

@@ -77,9 +77,11 @@ def _abi_scalar_type(dtype) -> ir.Type:
     return ir.IntegerType.get_signless(64)
 
 
-def build_module(function: pir.Function, check_sites: list | None = None) -> ir.Module:
+def build_module(function: pir.Function, check_sites: list | None = None,
+                 syncall_sites: list | None = None) -> ir.Module:
     """The kernel's MLIR module (call under an MLIR context and location); its bounds checks'
-    sites (`checks.CheckSite`) are appended to `check_sites`."""
+    sites (`checks.CheckSite`) are appended to `check_sites`, its barriers (`abi.SyncSite`)
+    to `syncall_sites`."""
     if not function.func_type.is_core:
         raise KernelCompileError(f"function {function.name!r} is {function.func_type.value}, "
                                  "not a core kernel (InCore / AIC / AIV)")
@@ -106,6 +108,8 @@ def build_module(function: pir.Function, check_sites: list | None = None) -> ir.
         lower_stmt(lc, function.body)
     if check_sites is not None:
         check_sites.extend(lc.check_sites)
+    if syncall_sites is not None:
+        syncall_sites.extend(lc.syncall_sites)
     return kb.finish()
 
 

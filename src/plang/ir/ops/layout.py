@@ -145,9 +145,9 @@ def _slice(b: Bound) -> Type:
 
 def _assemble(b: Bound) -> Type:
     target, source = b.target.type, b.source.type
-    require_same_kind(b, "source", source, "target", target)
     lead = 0
     if isinstance(target, TileType):
+        require_same_kind(b, "source", source, "target", target)
         require_same_dtype(b, "source", source, "target", target)
         require_rank(b, "source", source, target.rank)
     elif source.rank > target.rank:  # a DDR target: the write converts the dtype like a store,
@@ -214,10 +214,11 @@ def _register_all() -> None:
                      P("valid_shape", "index_list", None), P("drop_dims", "attr", None),
                      P("pad_value", "attr", None), P("clamp", "attr", False)], _slice, unit="vector",
            doc="The window [offset, offset + shape) of input; drop_dims erases unit axes.")
-    family("assemble", [P("target", X), P("source", X), P("offset", "index_list"),
+    family("assemble", [P("target", X), P("source", "shaped"), P("offset", "index_list"),
                         P("atomic", "attr", AtomicType.None_)], _assemble, unit="vector",
            writes=("target",), reads=("source",),
-           doc="Write source into target at offset; returns the updated target.")
+           doc="Write source into target at offset; returns the updated target. A tile source "
+               "into a tensor target (in a kernel) is a store of the tile.")
     family("concat", [P("src0", X), P("src1", X)], _concat, unit="vector",
            doc="Column-wise concatenation of two [M, N] values.")
     register("tile.fillpad", [P("value", "tile"), P("pad_value", "attr", PadValue.zero)], _fillpad,

@@ -61,6 +61,16 @@ def _syncall(b: Bound) -> Type:
     return VOID
 
 
+def syncall_form(kwargs: dict) -> tuple[str, str]:
+    """(mode, core_type) of a `system.syncall` call's attributes: "hard" / "soft" and
+    "aiv_only" / "aic_only" / "mix" (`core_type`, else the one `core` names)."""
+    mode = kwargs.get("mode") or SyncAllMode.HARD
+    core_type = kwargs.get("core_type")
+    if core_type is None:
+        core_type = {KernelType.AIC: "aic_only", KernelType.AIV: "aiv_only"}.get(kwargs.get("core"), "mix")
+    return getattr(mode, "value", mode), core_type
+
+
 def _pipe(b: Bound, name: str) -> None:
     if not isinstance(b[name], PipeType):
         raise b.bad_value(f"{name} must be a pl.PipeType, got {b[name]!r}")
@@ -125,7 +135,9 @@ def _register_all() -> None:
     register("system.syncall", [P("mode", "attr", SyncAllMode.HARD), P("core", "attr", KernelType.MIX),
                                 P("core_type", "attr", None), P("gm_workspace", "tensor", None),
                                 P("used_cores", "scalar", None)],
-             _syncall, unit="sync", doc="Barrier across every block of the current SPMD launch.")
+             _syncall, unit="sync", reads=("gm_workspace",), writes=("gm_workspace",),
+             doc="Barrier across every block of the current SPMD launch (the soft form counts "
+             "arrivals in gm_workspace).")
     flag = [P("set_pipe", "attr"), P("wait_pipe", "attr"), P("event_id", "attr")]
     register("system.sync_src", flag, _flag, unit="sync",
              doc="Set flag event_id from set_pipe for wait_pipe (a no-op on the CPU).")

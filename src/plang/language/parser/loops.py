@@ -134,6 +134,14 @@ class LoopParser:
                     ParserSyntaxError, f"pl.pipeline needs stage=<positive int>, got {stage!r}", call
                 )
             attrs["stage"] = stage
+        extra = b.get("attrs")
+        if extra is not None:
+            if not (isinstance(extra, dict) and all(isinstance(k, str) and k != "stage" for k in extra)
+                    and all(isinstance(v, (bool, int, float, str)) for v in extra.values())):
+                raise self.source.error(
+                    ParserSyntaxError, f"pl.{fn.__name__} attrs= takes a dict of string keys (not 'stage') "
+                    f"to bool / int / float / str values, got {extra!r}", call)
+            attrs.update(extra)
         inits = b.get("init_values")
         if isinstance(node.target, ast.Tuple) and inits is None:
             raise self.source.error(

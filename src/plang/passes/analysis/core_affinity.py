@@ -4,8 +4,9 @@ Matmul-family ops run on the cube and vector-unit ops on the vector lanes. Memor
 follow the buffer they touch: a load into Mat / Left / Right, a store or move out of Acc /
 Mat, and an allocation in Acc / Mat / Left / Right belong to the cube; those in Vec to
 the vector lanes; a `tile.assemble` runs where its target lives (into Mat: the cube's
-Acc->Mat insert). Pipe ops belong to the side that issues them. Scalar arithmetic, chip
-queries and synchronisation run on both sides.
+Acc->Mat insert), a `tile.slice` where its input lives, and a `tile.cast` / `tile.transpose`
+into a cube buffer is the cube's own (see `cube_conversions.py`). Pipe ops belong to the
+side that issues them. Scalar arithmetic, chip queries and synchronisation run on both sides.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from enum import Enum
 from ...ir.enums import MemorySpace
 from ...ir.expr import Call, Expr
 from ...ir.ops.registry import Op
+from ...ir.ops.system_ops import syncall_form
 from ...ir.stmt import Assign, Eval, Stmt
 from ...ir.types import TileType
 
@@ -51,7 +53,7 @@ def call_side(call: Call) -> Side:
         return Side.VECTOR
     if unit == "cube":
         return Side.CUBE
-    if name == "tile.assemble":
+    if name in ("tile.assemble", "tile.slice"):
         return _by_space(_space(call.args[0]))
     if unit == "vector":
         return Side.VECTOR
@@ -62,6 +64,15 @@ def call_side(call: Call) -> Side:
     if isinstance(call.type, TileType):  # loads and allocations
         return _by_space(call.type.memory_space)
     return Side.BOTH
+
+
+def runs_on(call: Call, side: Side) -> bool:
+    """Whether a call that both sides keep (`call_side` BOTH) takes place on `side`: a
+    `system.syncall` only on the cores its core_type names."""
+    if isinstance(call.op, Op) and call.op.name == "system.syncall":
+        core_type = syncall_form(call.kwargs)[1]
+        return core_type == "mix" or (core_type == "aic_only") == (side is Side.CUBE)
+    return True
 
 
 def is_cube_compute(call: Call) -> bool:
@@ -84,7 +95,12 @@ def leaf_call(s: Stmt) -> Call | None:
 def stmt_side(s: Stmt) -> Side:
     """The side of a leaf statement (BOTH for scalar work and non-call statements)."""
     call = leaf_call(s)
-    return call_side(call) if call is not None else Side.BOTH
+    if call is None:
+        return Side.BOTH
+    if isinstance(call.op, Op) and call.op.name in ("tile.cast", "tile.transpose") \
+            and _space(s.var) in CUBE_SPACES:
+        return Side.CUBE
+    return call_side(call)
 
 
 SPLIT_CODE = {"NONE": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2}

@@ -17,8 +17,13 @@ depends on how the result is used:
   scratch holds the narrow type (a chained `matmul -> cast -> matmul` keeps its bf16
   intermediate on chip). The scratch must fit the Vec buffer.
 
-Matmuls with transpose flags, a narrowing `out_dtype`, non-2D or dynamic shapes, or no
-fitting block are left as they are (the capacity check then reports them).
+A batched matmul (rank-3 operands with one static batch count) whose whole operands would
+not fit Mat, and whose result's one use is `pl.assemble(t, c, offset)`, becomes a loop over
+the batches, each multiplying its own `[1, ., .]` slices (transpose flags kept) and assembling
+its result into `t`.
+
+Other matmuls with transpose flags, a narrowing `out_dtype`, dynamic shapes, or no fitting
+block are left as they are (the capacity check then reports them).
 """
 
 from __future__ import annotations
@@ -111,6 +116,44 @@ def _plan(call: Call, var: Var, device: Device) -> Tiling | None:
     if la <= mat and lb <= mat and lc <= result_cap:
         return None
     return choose_tiling(M, N, K, _nbytes(lhs.type, 1), _nbytes(rhs.type, 1), _nbytes(acc, 1), device)
+
+
+def _batches(call: Call, var: Var, device: Device) -> int | None:
+    """The batch count of batched tensor matmul `call` when it must run batch by batch."""
+    types = (call.args[0].type, call.args[1].type, var.type)
+    if not all(isinstance(t, TensorType) and t.rank == 3 for t in types):
+        return None
+    dims = [[dim_value(d) for d in t.shape] for t in types]
+    if any(None in d for d in dims) or len({d[0] for d in dims}) != 1 or dims[0][0] < 2:
+        return None
+    count, mat = dims[0][0], device.capacity(MemorySpace.Mat)
+    sizes = [_nbytes(t, *d) for t, d in zip(types, dims)]
+    if max(sizes[:2]) <= mat or max(sizes[:2]) > mat * count:
+        return None
+    return count
+
+
+def _per_batch(call: Call, count: int, use: Assign) -> Stmt:
+    """`use` (`t' = pl.assemble(t, c, offset)` of `c = call`) as a loop over the batches."""
+    sp = call.span
+    target, _, offset = use.value.args
+    off = list(offset.elements) if isinstance(offset, MakeTuple) else list(offset)
+    bi = Var("bi", ScalarType(INDEX), sp)
+    body: list[Stmt] = []
+    parts = []
+    for operand, name in zip(call.args, ("a_batch", "b_batch")):
+        window = make_call("tensor.slice", [operand, [ConstInt(1), *operand.type.shape[1:]],
+                                            [bi, ConstInt(0), ConstInt(0)]], span=sp)
+        parts.append(Var(name, window.type, sp))
+        body.append(Assign(parts[-1], window, sp))
+    product = make_call(call.op, parts, dict(call.kwargs), sp)
+    c = Var("c_batch", product.type, sp)
+    carried = IterArg(use.var.name, target.type, target, sp)
+    put = make_call("tensor.assemble", [carried, c, [_shift(off[0], bi), *off[1:]]], dict(use.value.kwargs),
+                    use.span)
+    placed = Var(use.var.name, put.type, use.span)
+    body += [Assign(c, product, sp), Assign(placed, put, use.span), Yield([placed], sp)]
+    return For(bi, ConstInt(0), ConstInt(count), ConstInt(1), seq(body, sp), [carried], [use.var], span=sp)
 
 
 def _shift(base: Expr, delta: Expr) -> Expr:
@@ -233,8 +276,13 @@ def _rewrite(stmts: list[Stmt], device: Device, views: Views) -> list[Stmt] | No
             views[s.var] = view
         nested = _nested(s, device, views)
         call = _op_call(s, "tensor.matmul")
-        tiling = _plan(call, s.var, device) if call is not None else None
+        count = _batches(call, s.var, device) if call is not None else None
+        tiling = _plan(call, s.var, device) if call is not None and count is None else None
         placed = _place(_Builder(call, tiling, views), s, stmts, i, device) if tiling is not None else None
+        if count is not None:
+            use = _sole_use(s.var, stmts, i)
+            placed = (stmts.index(use), _per_batch(call, count, use)) if use is not None and \
+                _assembles(use, s.var) else None
         if nested is None and placed is None:
             out.append(s)
             continue
@@ -261,15 +309,20 @@ def _place(b: _Builder, s: Assign, stmts: list[Stmt], i: int, device: Device) ->
         body: list[Stmt] = []
         b.product(ConstInt(0), ConstInt(0), body, c)
         return i, seq(body, s.span)
-    users = [j for j in range(i + 1, len(stmts)) if c in used_vars(stmts[j])]
-    use = stmts[users[0]] if len(users) == 1 and all(_pure(x) for x in stmts[i + 1:users[0]]) else None
+    use = _sole_use(c, stmts, i)
     if use is not None and _assembles(use, c):
-        return users[0], _direct(b, use)
+        return stmts.index(use), _direct(b, use)
     cast = use if use is not None and _op_call(use, "tensor.cast") is not None else None
     final = cast.var if cast is not None else c
     if final.type.nbytes is None or final.type.nbytes > device.capacity(MemorySpace.Vec):
         return None
-    return (users[0] if cast is not None else i), _scratch(b, final, cast)
+    return (stmts.index(cast) if cast is not None else i), _scratch(b, final, cast)
+
+
+def _sole_use(c: Var, stmts: list[Stmt], i: int) -> Stmt | None:
+    """The one statement after `stmts[i]` using `c`, when only pure ops lie between them."""
+    users = [j for j in range(i + 1, len(stmts)) if c in used_vars(stmts[j])]
+    return stmts[users[0]] if len(users) == 1 and all(_pure(x) for x in stmts[i + 1:users[0]]) else None
 
 
 def _pure(s: Stmt) -> bool:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
 
-from ..codegen.kernel.abi import check_window
+from ..codegen.kernel.abi import BoundsError, check_window
 from ..codegen.torch_ref_lib import cast
 from ..dtypes import DataType
 from ..ir.enums import ParamDirection, ScopeMode
@@ -51,6 +51,7 @@ class Orchestrator:
         self.device = device
         self.dumper = dumper
         self.graphs = graphs if graphs is not None else {}  # pl.graph name -> its recording
+        self.read_only: dict[int, BoundsError] = {}  # storage of past-the-end slice copies
 
     def kernel(self, name: str) -> Any:
         try:
@@ -65,6 +66,7 @@ class Orchestrator:
         """Launch kernel `kernel` (SPMD over `core_num` blocks when given); `dumps` are the
         positions of arguments marked for a tensor dump."""
         args = [as_torch(a) for a in args]
+        self._refuse_written(args, dirs)
         fn = self.kernel(kernel)
         sites = getattr(fn, "syncall_sites", ())
         barrier = participants(self.device, [(fn, sites[0].core if sites else "AIV", 1)], core_num,
@@ -98,6 +100,7 @@ class Orchestrator:
             launch += [GroupMember(fn, unwrapped, lane) for lane in lanes]
             cores.append((fn, role[:3], len(lanes)))
         args = [as_torch(a) for a in args]
+        self._refuse_written(args, dirs)
         barrier = participants(self.device, cores, core_num, sync_start, group=True)
         task = self.scheduler.submit_group(launch, args, dirs, deps=deps,
                                            predicate=predicate, allow_early_resolve=allow_early_resolve,
@@ -135,19 +138,48 @@ class Orchestrator:
              drop_dims: Sequence[int] = (), valid: Sequence[int] | None = None, clamp: bool = False,
              span: tuple = ()) -> torch.Tensor:
         """An orchestration-level ``tensor.slice``: the window [offset, offset + shape) of
-        `tensor` as a view sharing its storage, clamped to the tensor's extent; `drop_dims`
-        are unit axes removed from the view. As in the reference, the offsets must be >= 0
-        and (unless `clamp`) the valid extent (`valid`, else `shape`) must end inside the
-        tensor, else `BoundsError` at `span` (the user's slice)."""
+        `tensor` as a view sharing its storage, clamped to the tensor's extent (`clamp`, or a
+        `valid` extent inside it); `drop_dims` are unit axes removed from the view. Offsets
+        must be >= 0, else `BoundsError` at `span` (the user's slice). A window reaching past
+        the tensor (the reference exposes whatever memory follows) is a copy of the tensor's
+        part padded with zeros, taken once the tasks writing the tensor are done; it is
+        read-only: a kernel or orchestration write to it is that `BoundsError`."""
         t = as_torch(tensor)
-        check_window("tensor.slice", t.shape, [int(o) for o in offset],
-                     [int(d) for d in (shape if valid is None else valid)], clamp, span)
-        window = tuple(slice(o, o + max(0, min(s, n - o))) for s, n, o in
-                       zip((int(d) for d in shape), t.shape, (int(o) for o in offset)))
+        offs, dims = [int(o) for o in offset], [int(d) for d in shape]
+        extents = dims if valid is None else [int(d) for d in valid]
+        check_window("tensor.slice", t.shape, offs, [0] * len(offs), True, span)
+        window = tuple(slice(o, o + max(0, min(s, n - o))) for s, n, o in zip(dims, t.shape, offs))
         v = t[window]
+        if not clamp and any(o + e > n for o, e, n in zip(offs, extents, t.shape)):
+            v = self._past_end_copy(t, v, dims, offs, extents, span)
         for d in sorted(drop_dims, reverse=True):
             v = v.squeeze(d)
         return v
+
+    def _past_end_copy(self, t: torch.Tensor, part: torch.Tensor, dims: list[int], offs: list[int],
+                       extents: list[int], span: tuple) -> torch.Tensor:
+        self.scheduler.wait_for(t)
+        copy = torch.zeros(dims + list(t.shape[len(dims):]), dtype=t.dtype)
+        copy[tuple(slice(0, n) for n in part.shape)] = part
+        try:
+            check_window("tensor.slice", t.shape, offs, extents, False, span)
+        except BoundsError as e:
+            self.read_only[copy.untyped_storage().data_ptr()] = e
+        return copy
+
+    def _refuse_written(self, args: Sequence[Any], dirs: Sequence[ParamDirection]) -> None:
+        """`refuse_write` for every argument a task writes."""
+        if self.read_only:
+            for a, d in zip(args, dirs):
+                if d in (ParamDirection.Out, ParamDirection.InOut) and isinstance(a, torch.Tensor):
+                    self.refuse_write(a)
+
+    def refuse_write(self, tensor: torch.Tensor) -> None:
+        """The slice's `BoundsError` when `tensor` is a read-only past-the-end window."""
+        error = self.read_only.get(tensor.untyped_storage().data_ptr()) if self.read_only else None
+        if error is not None:
+            raise BoundsError(f"{error.args[0]}; the window past the tensor's end is a read-only copy, "
+                              f"and this program writes it", error.span)
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> torch.Tensor:
         """An orchestration-level ``tensor.reshape``: the same storage under a new shape (a
@@ -169,6 +201,7 @@ class Orchestrator:
         dtype; a lower-rank source fills the trailing dims) written into `target` at `offset`
         once the tasks writing `source` and those using that window of `target` are done."""
         dst, src = as_torch(target), as_torch(source)
+        self.refuse_write(dst)
         src = src.reshape((1,) * (dst.dim() - src.dim()) + tuple(src.shape))
         start = [int(o) for o in offset]
         check_window("tensor.assemble", dst.shape, start, list(src.shape), span=span)
@@ -192,6 +225,7 @@ class Orchestrator:
     def write(self, tensor: Any, indices: Sequence[int], value: Any, span: tuple = ()) -> Any:
         """Orchestration-time write of one element: waits for the tasks reading or writing
         it, then stores `value`; later tasks see it. Returns the tensor."""
+        self.refuse_write(as_torch(tensor))
         element = _element(as_torch(tensor), indices, "tensor.write", span)
         self.scheduler.wait_for(element, write=True)
         element.fill_(value)

@@ -13,7 +13,8 @@ the system compiler — `cc -O3 -march=native -fPIC -shared -std=c11` for `.c`,
 `c++ -O3 -march=native -fPIC -shared -std=c++17` for other suffixes — with the directory of
 a generated `plang_kernel.h` (the ABI's C declarations, `abi.C_HEADER`) on the include path.
 The file must define `void <function name>(void **args)` with C linkage, reading its
-arguments as the ABI describes (`PLANG_TENSOR_ARG`, `PLANG_SCALAR_ARG`, `PLANG_CONTEXT_ARG`).
+arguments as the ABI describes (`PLANG_TENSOR_ARG`, `PLANG_SCALAR_ARG`, `PLANG_CONTEXT_ARG`),
+or (C++) the reference runtime's ``kernel_entry(int64_t *args)`` (see `reference_abi`).
 The library goes into the process's private scratch folder (`plang.cache_root.scratch`,
 removed at exit); the header and wrapper are built in a temporary folder removed at once.
 """
@@ -49,6 +50,7 @@ from .abi import (
     single_block_context,
 )
 from .native import KernelCompileError, NativeFunction, load_shared_object, packed_symbol
+from .reference_abi import uses_reference_abi, write_reference_entry
 
 EXTERNAL_C_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c11")
 EXTERNAL_CXX_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c++17")
@@ -206,21 +208,28 @@ def compile_external(function: pir.Function, source: str) -> Kernel:
     compiler, flags = ("cc", EXTERNAL_C_FLAGS) if is_c else ("c++", EXTERNAL_CXX_FLAGS)
     fd, lib = tempfile.mkstemp(prefix=f"{function.name}-", suffix=".so", dir=scratch().sub("external").path)
     os.close(fd)
+    with open(source) as f:
+        text = f.read()
+    signature = kernel_signature(function)
     with tempfile.TemporaryDirectory(prefix="plang-ext-") as build_dir:
         with open(os.path.join(build_dir, "plang_kernel.h"), "w") as f:
             f.write(C_HEADER)
-        wrapper = os.path.join(build_dir, "plang_entry.c")
-        with open(wrapper, "w") as f:
-            f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=packed_symbol(function.name)))
+        if not is_c and uses_reference_abi(text):
+            try:
+                wrapper = write_reference_entry(build_dir, signature, packed_symbol(function.name))
+            except ValueError as e:
+                raise KernelCompileError(f"function {function.name!r}: {e}") from None
+        else:
+            wrapper = os.path.join(build_dir, "plang_entry.c")
+            with open(wrapper, "w") as f:
+                f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=packed_symbol(function.name)))
         res = subprocess.run([compiler, *flags, f"-I{build_dir}", "-o", lib, source, wrapper],
                              capture_output=True, text=True)
     if res.returncode != 0:
         os.unlink(lib)
         raise KernelCompileError(f"function {function.name!r}: compiling {source} failed:\n{res.stderr}")
     native = load_shared_object(lib, function.name)
-    with open(source) as f:
-        text = f.read()
-    return Kernel(function.name, kernel_signature(function), native, text, library=lib)
+    return Kernel(function.name, signature, native, text, library=lib)
 
 
 def _signature_json(sig: Signature) -> list:

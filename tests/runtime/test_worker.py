@@ -136,3 +136,29 @@ def test_profile_trace_has_lanes_slices_and_overlap(tmp_path, capsys):
     assert a["ts"] < b["ts"] + b["dur"] and b["ts"] < a["ts"] + a["dur"]  # they overlap in time
     assert sorted(r["args"]["deps"]) == sorted([a["args"]["task"], b["args"]["task"]])
     assert r["ts"] >= max(a["ts"] + a["dur"], b["ts"] + b["dur"]) - 1
+
+
+def test_chip_worker_is_a_worker_of_the_tensormap_runtime():
+    from plang.runtime import Worker
+
+    assert issubclass(ChipWorker, Worker)
+    with pytest.raises(TypeError):
+        Worker()  # the shared surface is abstract
+    with ChipWorker(runtime="tensormap_and_ringbuffer") as w:
+        a = w.alloc_tensor((8, 4), FP32, init=1.0)
+        out = torch.zeros(8, 4)
+        w.register(add_program())(a, a, out)
+        assert torch.equal(out, torch.full((8, 4), 4.0))
+    with pytest.raises(ValueError, match="runtime 'host_build_graph' is not available"):
+        ChipWorker(runtime="host_build_graph")
+
+
+def test_pto_isa_root_holds_the_reference_abi_headers():
+    import os
+
+    from plang.runtime import ensure_pto_isa_root
+
+    root = ensure_pto_isa_root()
+    assert os.environ["PTO_ISA_ROOT"] == root
+    assert {"tensor.h", "intrinsic.h"} <= set(os.listdir(root))
+    assert "PTO_CPUSTUB_HPP" in open(os.path.join(root, "pto", "pto-inst.hpp")).read()

@@ -18,7 +18,9 @@ from .config import RunConfig
 if TYPE_CHECKING:
     from .compiled import CompiledProgram
 
-RUNTIME_NAME = "plang_sim"
+#: the reference's default runtime, the kind plang's chip is: a task graph whose dependencies come
+#: from a tensor map of what each task reads and writes, with ring-buffer pipes between cores
+RUNTIME_NAME = "tensormap_and_ringbuffer"
 
 
 @dataclass(frozen=True, eq=False)

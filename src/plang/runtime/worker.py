@@ -11,12 +11,14 @@ import atexit
 import copy
 import ctypes
 import threading
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import torch
 
 from ..dtypes import DataType
+from .chip_callable import RUNTIME_NAME
 from .config import RunConfig
 from .device_tensor import DeviceTensor, as_torch
 from .dump import TensorDumper
@@ -46,13 +48,33 @@ class ProgramHandle:
         return self.worker._dispatch(self, args, profiler), profiler
 
 
-class ChipWorker:
+class Worker(ABC):
+    """The dispatch surface every worker shares (the reference's `Worker` base): register a
+    compiled program, run it, close."""
+
+    @abstractmethod
+    def register(self, compiled: CompiledProgram) -> ProgramHandle:
+        """Load `compiled` once and return a reusable handle."""
+
+    @abstractmethod
+    def run(self, compiled: CompiledProgram, *args: Any) -> Any:
+        """Run `compiled` on `args`."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release everything the worker holds."""
+
+
+class ChipWorker(Worker):
     _stack: list[ChipWorker] = []
     _defaults: dict[tuple, ChipWorker] = {}  # RunConfig.snapshot() -> its default worker
     _defaults_lock = threading.Lock()
     _plain_default: ChipWorker | None = None  # the default worker of `compiled(*args)` without config
 
-    def __init__(self, config: RunConfig | None = None) -> None:
+    def __init__(self, config: RunConfig | None = None, runtime: str = RUNTIME_NAME) -> None:
+        if runtime != RUNTIME_NAME:
+            raise ValueError(f"ChipWorker: runtime {runtime!r} is not available; plang's chip runs "
+                             f"{RUNTIME_NAME!r}")
         self.config = config if config is not None else RunConfig()
         if not isinstance(self.config, RunConfig):
             raise TypeError(f"ChipWorker config must be a RunConfig, got {type(self.config).__name__}")
@@ -63,7 +85,7 @@ class ChipWorker:
         self.last_profile: str | None = None
         self.last_summary: str | None = None
         self.last_dumps: list[str] = []  # tensor dump files of the last run (enable_dump_args)
-        self._tensors: dict[int, DeviceTensor] = {}
+        self._owned_tensors: dict[int, DeviceTensor] = {}
         self._buffers: dict[int, torch.Tensor] = {}  # malloc'd bytes, by address
         self._handles: dict[int, ProgramHandle] = {}
         self._run_lock = threading.Lock()
@@ -80,18 +102,18 @@ class ChipWorker:
             source = torch.from_numpy(init) if isinstance(init, np.ndarray) else as_torch(init)
             data.copy_(torch.as_tensor(source, dtype=torch_dtype).expand(data.shape))
         tensor = DeviceTensor(data, self)
-        self._tensors[id(tensor)] = tensor
+        self._owned_tensors[id(tensor)] = tensor
         return tensor
 
     def free_tensor(self, tensor: DeviceTensor) -> None:
         self._check_open()
-        if self._tensors.pop(id(tensor), None) is not tensor:
+        if self._owned_tensors.pop(id(tensor), None) is not tensor:
             raise ValueError("free_tensor: this DeviceTensor is not owned by this worker (or was freed)")
         tensor._release()
 
     @property
     def tensor_count(self) -> int:
-        return len(self._tensors)
+        return len(self._owned_tensors)
 
     @property
     def aicpu_dlopen_count(self) -> int:
@@ -132,7 +154,7 @@ class ChipWorker:
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"{op}: nbytes must be a positive int, got {nbytes!r}")
         regions = [(b.data_ptr(), b.numel()) for b in self._buffers.values()]
-        regions += [(t.data_ptr, t.nbytes) for t in self._tensors.values()]
+        regions += [(t.data_ptr, t.nbytes) for t in self._owned_tensors.values()]
         if not any(start <= dev_ptr and dev_ptr + nbytes <= start + size for start, size in regions):
             raise ValueError(f"{op}: [{dev_ptr:#x}, +{nbytes}) is not inside memory this worker allocated")
 
@@ -220,9 +242,9 @@ class ChipWorker:
             return
         self._closed = True
         self.scheduler.close()
-        for tensor in self._tensors.values():
+        for tensor in self._owned_tensors.values():
             tensor._release()
-        self._tensors.clear()
+        self._owned_tensors.clear()
         self._buffers.clear()
         self._handles.clear()
 

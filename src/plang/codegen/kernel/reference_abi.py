@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from .abi import ScalarArg, Signature, TensorArg, scalar_ctype
+from .abi import C_HEADER, ScalarArg, Signature, TensorArg, scalar_ctype
 
 CONTEXT_SLOT = 48  # args[48]: the launch context (past any kernel's parameters)
 MAX_DIMS = 5
@@ -72,16 +72,22 @@ def uses_reference_abi(source_text: str) -> bool:
     return re.search(r"\bkernel_entry\s*\(", source_text) is not None
 
 
+def write_headers(folder: str) -> None:
+    """Write the compatibility headers (and `plang_kernel.h`, which they use) into `folder`."""
+    os.makedirs(os.path.join(folder, "pto"), exist_ok=True)
+    headers = {"pto/pto-inst.hpp": _PTO_INST, "tensor.h": _TENSOR_H, "intrinsic.h": _INTRINSIC_H,
+               "plang_kernel.h": C_HEADER}
+    for name, text in headers.items():
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+
+
 def write_reference_entry(build_dir: str, signature: Signature, packed: str) -> str:
     """Write the compatibility headers and the entry translating plang's arguments; returns the
     entry's path."""
     if len(signature.args) >= CONTEXT_SLOT:
         raise ValueError(f"a reference-ABI kernel takes at most {CONTEXT_SLOT} parameters")
-    os.makedirs(os.path.join(build_dir, "pto"), exist_ok=True)
-    headers = {"pto/pto-inst.hpp": _PTO_INST, "tensor.h": _TENSOR_H, "intrinsic.h": _INTRINSIC_H}
-    for name, text in headers.items():
-        with open(os.path.join(build_dir, name), "w") as f:
-            f.write(text)
+    write_headers(build_dir)
     body = []
     for i, a in enumerate(signature.args):
         if isinstance(a, TensorArg):

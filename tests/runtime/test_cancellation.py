@@ -88,3 +88,34 @@ def test_watchdog_cancels_a_whole_group() -> None:
     with pytest.raises(TaskError, match="ran longer than RunConfig.kernel_timeout = 0.5 s"):
         mixed(a, b, c, 0, 10**12, config=config)
     assert time.monotonic() - start < 15
+
+
+@pl.jit.incore
+def rows_kernel(a: pl.Tensor, c: pl.InOut[pl.Tensor], bad: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]):
+    b = pl.tile.get_block_idx()
+    x = pl.load(a, [b * 8 + bad * (1 - b) * 100, 0], [8, 64])  # block 0 reads past `a` when bad
+    for i, (y,) in pl.range(n * b, init_values=(x,)):  # block 1 works a while before it stores
+        y2 = pl.add(y, 0.0)
+        y3 = pl.yield_(y2)
+    c = pl.store(y3, [b * 8, 0], c)
+    return c
+
+
+@pl.jit
+def rows(a: pl.Tensor, c: pl.InOut[pl.Tensor], bad: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]):
+    with pl.spmd(2):
+        c = rows_kernel(a, c, bad, n)
+    return c
+
+
+def test_a_failing_spmd_block_stops_its_siblings_before_they_write() -> None:
+    a, c = torch.randn(16, 64), torch.zeros(16, 64)
+    rows(a, c, 0, 3)
+    assert torch.equal(c, a)
+    c.zero_()
+    start = time.monotonic()
+    with pytest.raises(TaskError) as info:
+        rows(a, c, 1, 10**12)
+    assert time.monotonic() - start < 10  # block 1 was cancelled, not run to its end
+    assert isinstance(info.value.__cause__, BoundsError)  # block 0's own error, not the cancellation
+    assert torch.equal(c, torch.zeros(16, 64))  # and stopped before its store

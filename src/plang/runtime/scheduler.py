@@ -6,8 +6,9 @@ A task is a kernel launch: a callable plus its arguments with per-argument direc
 non-NoDep tensor argument) plus explicit ``deps=``. Launch protocol, by task kind:
 
 - plain task:  ``fn(*args)``
-- SPMD task (``blocks=n``): ``fn(*args, block_idx=i, block_num=n)`` for each block i;
-  with ``sync_start`` all blocks run at the same time on their own threads.
+- SPMD task (``blocks=n``): ``fn(*args, block_idx=i, block_num=n)`` for each block i, all
+  under one cancel token (a failing block stops its siblings before they write again); with
+  ``sync_start`` all blocks run at the same time on their own threads.
 - Group task: every `GroupMember` runs concurrently on its own thread as
   ``fn(*args, pipes=<PipeSet>, subblock_idx=lane, block_idx=i, block_num=n)``; the members
   of one Group instance share a fresh `PipeSet`.
@@ -95,7 +96,7 @@ class Task:
 
     __slots__ = ("id", "name", "fn", "args", "members", "predicate", "blocks", "sync_start",
                  "allow_early_resolve", "pending", "dependents", "state", "done", "skipped",
-                 "error", "blocks_left", "dep_ids", "pipe_slots", "barrier")
+                 "error", "blocks_left", "dep_ids", "pipe_slots", "barrier", "token")
 
     def __init__(self, task_id: int, name: str, fn: Any, args: tuple, members: tuple | None,
                  predicate: Callable[[], Any] | None, blocks: int | None, sync_start: bool,
@@ -110,6 +111,7 @@ class Task:
         self.skipped = False
         self.error: BaseException | None = None
         self.blocks_left = 0
+        self.token: CancelToken | None = None  # shared by an SPMD task's blocks: one failure stops all
         self.dep_ids: tuple[int, ...] = ()
         self.pipe_slots = DEFAULT_SLOTS
         self.barrier: tuple[int, int] | None = None  # (AIC, AIV) participants of its syncalls
@@ -342,10 +344,6 @@ class Scheduler:
         """The ``pl.graph`` region being submitted, if any."""
         return self._graph
 
-    @property
-    def outstanding(self) -> int:
-        return self._outstanding
-
     # ---------------------------------------------------------------- execution
     def _start_threads(self) -> None:
         for lane in range(self.workers):
@@ -410,6 +408,7 @@ class Scheduler:
                 return self._finish(task, self._execute(task, 0, lane))
             task.blocks_left = task.blocks
             if task.blocks > 1:
+                task.token = CancelToken()
                 self._ready.extend((task, b) for b in range(1, task.blocks))
                 if self._idle:
                     with self._wake:
@@ -417,10 +416,12 @@ class Scheduler:
             block = 0
         error = self._execute(task, block, lane)
         with self._lock:
-            if error is not None and task.error is None:
-                task.error = error
+            if error is not None and (task.error is None or isinstance(task.error, KernelCancelled)):
+                task.error = error  # a block's own failure before the cancellations it caused
             task.blocks_left -= 1
             last = task.blocks_left == 0
+        if error is not None and task.token is not None and not isinstance(error, KernelCancelled):
+            task.token.cancel(f"{task.describe(block)} failed: {type(error).__name__}")
         return self._finish(task, task.error) if last else None
 
     def _run_together(self, task: Task) -> BaseException | None:
@@ -429,7 +430,7 @@ class Scheduler:
         run = self._execute
         barrier = None if task.barrier is None else LaunchBarrier(self.pipe_timeout, *task.barrier)
         try:
-            jobs = [self._aux.start(lambda aux, b=b: self._raise(run(task, b, aux, barrier)))
+            jobs = [self._aux.start(lambda aux, b=b: _raise(run(task, b, aux, barrier)))
                     for b in range(task.blocks or 1)]
             errors = [e for e in (job.join() for job in jobs) if e is not None]
         finally:
@@ -437,11 +438,6 @@ class Scheduler:
                 barrier.close()
         errors.sort(key=lambda e: isinstance(e, KernelCancelled) or isinstance(e.__cause__, KernelCancelled))
         return errors[0] if errors else None
-
-    @staticmethod
-    def _raise(error: BaseException | None) -> None:
-        if error is not None:
-            raise error
 
     def _execute(self, task: Task, block: int, lane: str,
                  barrier: LaunchBarrier | None = None) -> BaseException | None:
@@ -456,13 +452,12 @@ class Scheduler:
                     with self._watched(barrier.token, task, block):
                         barrier.run(task.fn, task.args, task.describe(block), block, task.blocks or 1)
                 elif self.kernel_timeout is not None:
-                    token = CancelToken()
+                    token = task.token or CancelToken()
                     with self._watched(token, task, block), running(token):
                         self._call(task, block)
-                elif task.blocks is None:
-                    task.fn(*task.args)
                 else:
-                    task.fn(*task.args, block_idx=block, block_num=task.blocks)
+                    with running(task.token):  # None unless an SPMD task's blocks share one
+                        self._call(task, block)
                 if profiler is not None:
                     profiler.record(lane, task.name, task.id, block, 0, task.dep_ids, start,
                                     time.perf_counter_ns())
@@ -597,3 +592,8 @@ class Scheduler:
         self._aux.close()
         self._watchdog.close()
         self._overlap.clear()
+
+
+def _raise(error: BaseException | None) -> None:
+    if error is not None:
+        raise error

@@ -6,6 +6,7 @@ capacities (`passes.auto_tile_matmul_l0`) read it, defaulting to Ascend910B."""
 from __future__ import annotations
 
 from .backend_type import BackendType
+from .soc import Backend, Backend910B, Backend950
 
 _configured: BackendType | None = None
 
@@ -39,8 +40,6 @@ def reset_for_testing() -> None:
     _configured = None
 
 
-def get_backend_instance(backend_type: BackendType):
+def get_backend_instance(backend_type: BackendType) -> Backend:
     """The `Backend` description of `backend_type`, whatever is configured."""
-    from .soc import Backend910B, Backend950
-
     return (Backend950 if backend_type is BackendType.Ascend950 else Backend910B).instance()

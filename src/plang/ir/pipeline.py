@@ -72,10 +72,12 @@ def compile(program: Any, output_dir: str | None = None,  # noqa: A001  (the ref
     unknown = sorted(set(options) - REFERENCE_ONLY_COMPILE_OPTIONS)
     if unknown:
         raise TypeError(f"compile() got an unexpected keyword argument {unknown[0]!r}")
-    if getattr(options.get("memory_planner"), "name", None) == "PTOAS":
+    if options.get("memory_planner") is not None:
+        from ..pypto_core.passes import MemoryPlanner  # (pypto_core builds on ir)
         from ..pypto_core.ptoas_limits import refuse_colive_slots
 
-        refuse_colive_slots(program)
+        if options["memory_planner"] is MemoryPlanner.PTOAS:
+            refuse_colive_slots(program)
     return _compiler()(program, None, output_dir=output_dir, strategy=strategy, dump_passes=dump_passes,
                        backend_type=backend_type, platform=platform)
 

@@ -36,6 +36,7 @@ from ..ir.stmt import Assign, For, If, SeqStmts, Stmt, Yield, flatten, seq
 from ..ir.types import ScalarType, TileType, dim_value
 from ..ir.visitor import IRMutator
 from ..pypto_core.l0_tile_chooser import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
+from ..pypto_core.passes import MemoryPlanner
 from .analysis.outliner import use_counts
 from .context import PassContext
 from .framework import FunctionPass, register_pass
@@ -47,7 +48,7 @@ _L0 = {BackendType.Ascend910B: {"l0a_bytes": 64 * 1024, "l0b_bytes": 64 * 1024, 
                                "drain_row_cycles": 4.59, "drain_penalty_cycles": 0.26, "mad_head": 25,
                                "mad_fp32_passes": 8}}
 _OPERAND_SPACES = (None, MemorySpace.Mat)
-_DBC_PLANNERS = ("DSA_RP", "PTOAS")
+_DBC_PLANNERS = (MemoryPlanner.DSA_RP, MemoryPlanner.PTOAS)
 
 
 def _static_2d(v: Expr) -> tuple[int, int] | None:
@@ -67,8 +68,7 @@ def _config(M: int, N: int, K: int, lhs: Var, rhs: Var, out: TileType, accumulat
     cfg.allow_a_stationary = cfg.allow_b_stationary = cfg.allow_k_boundary = True
     cfg.c_read = accumulates
     options = PassContext.current().config
-    planner = getattr(options.get("memory_planner"), "name", None)
-    cfg.allow_double_buffer_c = planner in _DBC_PLANNERS or bool(
+    cfg.allow_double_buffer_c = options.get("memory_planner") in _DBC_PLANNERS or bool(
         options.get("enable_pypto_l0c_double_buffer"))
     return cfg
 

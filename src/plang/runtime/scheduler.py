@@ -425,8 +425,7 @@ class Scheduler:
         return self._finish(task, task.error) if last else None
 
     def _run_together(self, task: Task) -> BaseException | None:
-        """Run every block at once, each on its own thread; the first failure (a block's own
-        before those it caused by cancelling the others), if any."""
+        """Run every block at once, each on its own thread; the first failure (own, not caused)."""
         run = self._execute
         barrier = None if task.barrier is None else LaunchBarrier(self.pipe_timeout, *task.barrier)
         try:
@@ -455,8 +454,10 @@ class Scheduler:
                     token = task.token or CancelToken()
                     with self._watched(token, task, block), running(token):
                         self._call(task, block)
-                else:
-                    with running(task.token):  # None unless an SPMD task's blocks share one
+                elif task.token is None:
+                    self._call(task, block)
+                else:  # the blocks of an SPMD task share its token
+                    with running(task.token):
                         self._call(task, block)
                 if profiler is not None:
                     profiler.record(lane, task.name, task.id, block, 0, task.dep_ids, start,

@@ -12,6 +12,7 @@ but no PTO instructions — a kernel that uses them fails to compile with the co
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 
@@ -97,9 +98,7 @@ def write_reference_entry(build_dir: str, signature: Signature, packed: str) -> 
                         f"{max(1, a.dtype.bits // 8)}); ref[{i}] = (int64_t)(uintptr_t)&t[{i}];")
         else:
             assert isinstance(a, ScalarArg)
-            ctype = {"c_uint8": "uint8_t", "c_float": "float", "c_double": "double"}.get(
-                scalar_ctype(a.dtype).__name__, "int64_t")
-            body.append(f"  memcpy(&ref[{i}], (args)[{i}], sizeof({ctype}));")
+            body.append(f"  memcpy(&ref[{i}], (args)[{i}], {ctypes.sizeof(scalar_ctype(a.dtype))});")
     path = os.path.join(build_dir, "plang_reference_entry.cpp")
     with open(path, "w") as f:
         f.write(_ENTRY.format(n=max(1, len(signature.args)), packed=packed, slot=CONTEXT_SLOT,

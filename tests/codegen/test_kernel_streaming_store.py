@@ -1,8 +1,9 @@
 """Non-temporal stores (`KernelBuilder.streaming_store`): stores into a DDR tensor at least
-3/4 of the last-level cache bypass the cache, whole 64-byte aligned chunks with aligned
-non-temporal stores, the rest (unaligned views, partial chunks) as before, and the kernel
-ends with a store fence. The cache size is set small here so small tensors take that path;
-results must equal torch exactly (tile.add / tile.store move values unchanged)."""
+3/4 of the last-level cache (1/4 when the kernel's tensors together fill 3/4) bypass the
+cache, whole 64-byte aligned chunks with aligned non-temporal stores, the rest (unaligned
+views, partial chunks) as before, and the kernel ends with a store fence. The cache size is
+set small here so small tensors take that path; results must equal torch exactly (tile.add
+/ tile.store move values unchanged)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,15 @@ def test_nontemporal_stores_match_torch(dtype: str, shift: int) -> None:
 def test_small_tensors_keep_cached_stores() -> None:
     k = _add_kernel(DataType.from_name("FP32"), 8, 64, 4, 64, llc_bytes=1 << 30)
     assert "nontemporal" not in k.mlir_text and "sfence" not in k.mlir_text
+
+
+@pytest.mark.parametrize("llc_bytes, streams", [(48_000, True), (64_000, False)])
+def test_an_output_of_a_quarter_of_the_cache_streams_when_the_kernel_fills_it(llc_bytes: int,
+                                                                             streams: bool) -> None:
+    """out is 14 400 bytes, the three tensors 43 200: with a 48 000-byte cache they fill 3/4
+    of it, so out (>= 1/4) streams; with 64 000 bytes they do not, and out (< 3/4) is cached."""
+    k = _add_kernel(DataType.from_name("FP32"), 12, 300, 4, 300, llc_bytes=llc_bytes)
+    assert ("nontemporal = true" in k.mlir_text) is streams
+    x, y, out = torch.randn(12, 300), torch.randn(12, 300), torch.empty(12, 300)
+    k(x, y, out)
+    assert torch.equal(out, x + y)

@@ -121,6 +121,47 @@ def test_loop_yields_are_not_consumers_branch_yields_are():
     check_pass("fuse_tile_ops", before, after, verify=VERIFY)
 
 
+def test_a_matmul_reads_its_rhs_load_as_it_packs_it():
+    """A matmul streams its B operand (packing it as it reads it), so a single-use load
+    there is fused — also into a matmul_acc a loop yields; its A operand keeps a buffer."""
+    before = kernel("""
+    a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
+    b: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 64], [64, 64])
+    c: pl.Tile[[64, 64], pl.FP32] = pl.tile.matmul(a, b)
+    for i, (acc,) in pl.range(2, init_values=(c,)):
+        b2: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 64], [64, 64])
+        acc_1 = pl.yield_(pl.tile.matmul_acc(acc, a, b2))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(acc_1, [0, 0], out)
+    return out_1
+""")
+    after = kernel("""
+    a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
+    c: pl.Tile[[64, 64], pl.FP32] = pl.tile.matmul(a, pl.tile.load(x, [0, 64], [64, 64]))
+    for i, (acc,) in pl.range(2, init_values=(c,)):
+        acc_1 = pl.yield_(pl.tile.matmul_acc(acc, a, pl.tile.load(x, [0, 64], [64, 64])))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(acc_1, [0, 0], out)
+    return out_1
+""")
+    check_pass("fuse_tile_ops", before, after, verify=VERIFY)
+
+
+def test_a_matmul_with_a_fused_rhs_matches_torch():
+    import torch
+
+    from plang.codegen.kernel import compile_kernel
+
+    k = compile_kernel(passes.fuse_tile_ops()(parse(kernel("""
+    a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
+    b: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 64], [64, 64])
+    c: pl.Tile[[64, 64], pl.FP32] = pl.tile.matmul(a, pl.tile.exp(b))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(c, [0, 0], out)
+    return out_1
+"""))).get("k"))
+    x, out = torch.randn(64, 128), torch.zeros(64, 128)
+    k(x, out)
+    torch.testing.assert_close(out[:, :64], x[:, :64] @ x[:, 64:].exp(), rtol=1e-5, atol=1e-4)
+
+
 def test_only_core_functions_are_fused():
     src = kernel("""
     a: pl.Tensor[[64, 128], pl.FP32] = pl.tensor.exp(x)

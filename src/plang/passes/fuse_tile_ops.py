@@ -13,7 +13,8 @@ Three decisions, each visible in the printed IR and read back by the parser:
    non-writing assignments in between, is written inside that use
    (`y = pl.tile.add(pl.tile.exp(x), b)`): codegen computes it chunk by chunk where it is
    read, never into a buffer. The consumer must stream its operands (a fusible op or a
-   store; a matmul or reduction would need a buffer anyway), or be an `if` branch's yield;
+   store; a reduction would need a buffer anyway), read it as a streamed operand
+   (`OpFacts.streamed`: a matmul's B, packed as it is read), or be an `if` branch's yield;
    a loop's yield is not a consumer (its carried buffer is the better destination).
 3. **Single-pass reductions** `with pl.fused():` — a fusible producer computed into a buffer
    and a later sum / max / min / prod row reduction of it (only non-writing assignments in
@@ -26,7 +27,7 @@ bodies included.
 from __future__ import annotations
 
 from ..ir.enums import ScopeKind
-from ..ir.expr import Call, Var
+from ..ir.expr import Call, GlobalVar, Var
 from ..ir.function import Function, Program
 from ..ir.ops import Pattern, Unit
 from ..ir.stmt import Assign, For, If, Scope, SplitAivScope, Stmt, While, Yield, flatten, seq
@@ -201,14 +202,24 @@ def _reduction_of(stmts: list[Stmt], i: int) -> int | None:
 
 def _reads_directly(st: Stmt, var: Var, yields: bool) -> bool:
     """`st` streams `var` into its own computation: an elementwise-style op or a store
-    reading it (an op that needs its operand in a buffer gains nothing from fusion), or,
-    where allowed, a branch's yield."""
+    reading it, an op reading it as a streamed operand (a matmul's B, packed as it is read;
+    also as a yielded value), or, where allowed, a branch's yield. An op that needs its
+    operand in a buffer gains nothing from fusion."""
     call = op_call(st)
     if call is not None:
         facts = call.op.facts
         streams = facts.fusible or (facts.unit is Unit.MEMORY and bool(facts.writes))
-        return streams and var in expr_vars(call)
-    return isinstance(st, Yield) and yields and any(var in expr_vars(e) for e in st.values)
+        return (streams and var in expr_vars(call)) or _streamed_operand(call, var)
+    if not isinstance(st, Yield):
+        return False
+    if yields and any(var in expr_vars(e) for e in st.values):
+        return True
+    return any(isinstance(e, Call) and not isinstance(e.op, GlobalVar) and _streamed_operand(e, var)
+               for e in st.values)
+
+
+def _streamed_operand(call: Call, var: Var) -> bool:
+    return any(a is var for a in call.op.streamed_args(call.args))
 
 
 def _harmless(st: Stmt) -> bool:

@@ -81,8 +81,9 @@ class TileBuf:
 class KernelBuilder:
     """Builds one kernel function inside a fresh module (call under the MLIR context)."""
 
-    def __init__(self, name: str, arg_types: Sequence[ir.Type]) -> None:
+    def __init__(self, name: str, arg_types: Sequence[ir.Type], footprint: int | None = None) -> None:
         self.name = name
+        self.footprint = footprint  # bytes of all the kernel's tensors (None: not static)
         self.module = ir.Module.create()
         self.index = ir.IndexType.get()
         with ir.InsertionPoint(self.module.body):
@@ -147,12 +148,15 @@ class KernelBuilder:
 
     def streaming_store(self, nbytes: int | None) -> bool:
         """Whether stores into a DDR tensor of `nbytes` should be non-temporal: when it is at
-        least 3/4 of the last-level cache (glibc's threshold for memcpy), it cannot stay
-        cached for its readers anyway, and bypassing the cache saves reading every written
-        line first (add 4096^2 fp32: 23 -> 32 GB/s). `finish` then ends the kernel with
-        `isa.store_fence`, so the weakly ordered stores are visible before the kernel returns."""
+        least 3/4 of the last-level cache (glibc's threshold for memcpy), or at least 1/4 of
+        it in a kernel whose tensors together reach 3/4, it cannot stay cached for its readers
+        anyway, and bypassing the cache saves reading every written line first (add 4096^2
+        fp32: 23 -> 32 GB/s; softmax 4096x1024 fp32 out of DRAM: 10 -> 15 GB/s). `finish`
+        then ends the kernel with `isa.store_fence`, so the weakly ordered stores are visible
+        before the kernel returns."""
         llc = isa.current().llc_bytes
-        use = nbytes is not None and llc is not None and 4 * nbytes >= 3 * llc
+        crowded = self.footprint is not None and 4 * self.footprint >= 3 * (llc or 0)
+        use = nbytes is not None and llc is not None and 4 * nbytes >= (1 if crowded else 3) * llc
         self.nontemporal = self.nontemporal or use
         return use
 

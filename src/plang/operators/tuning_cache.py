@@ -1,6 +1,8 @@
 """The tuning cache: the tunables `tune` chose, by `tuning_key` (the operator class, the
 device, every parameter that is not a searched tunable), in memory and as sealed JSON
-files under ``<cache root>/tuning/``."""
+files under ``<cache root>/tuning/``. A disk entry holds for the compiler code that timed
+it (`jit.disk_cache.code_tag`, as the JIT cache's entries): other codegen makes other
+kernels, whose fastest tiles may differ."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from .. import cache_root as roots
 from ..dtypes import DataType
+from ..jit.disk_cache import code_tag
 from ..target import Device
 from ..version import __version__
 from .operator import Operator, key_value
@@ -83,7 +86,7 @@ class TuningCache:
     def path(cls, key: tuple) -> Path | None:
         """The file a key is stored in, or None without a disk cache."""
         store = cls._store()
-        identity = repr((_FORMAT, __version__, key)).encode()
+        identity = repr((_FORMAT, __version__, code_tag(), key)).encode()
         return None if store is None else store.name("tune", identity, ".json")
 
     def get(self, op: Operator, dev: Device) -> tuple[dict[str, Any], str] | None:

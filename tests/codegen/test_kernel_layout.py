@@ -3,10 +3,11 @@ transpose, read / write, move) through the MLIR path; all exact."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from _kernel_util import tile_kernel
 
-from plang.dtypes import FP32, INT16
+from plang.dtypes import FP32, INT16, DataType
 from plang.ir.enums import MemorySpace, PadValue
 from plang.ir.ops import make_call
 
@@ -61,6 +62,20 @@ def test_reshape_and_transpose() -> None:
     out = torch.zeros(4, 12)
     k(x, out)
     assert torch.equal(out, x.reshape(12, 4).t())
+
+
+@pytest.mark.parametrize("dtype, shape", [("FP32", (32, 48)), ("BF16", (16, 64)), ("INT32", (64, 128)),
+                                          ("FP16", (48, 16)), ("FP32", (20, 16))])
+def test_transpose_matches_torch(dtype: str, shape: tuple[int, int]) -> None:
+    """16 x 16 blocks of 16- / 32-bit elements go through the in-register block transpose,
+    other shapes (20 rows) element by element; both exact."""
+    d = DataType.from_name(dtype)
+    k = tile_kernel("tr", [d], d, shape, shape, (0, 0),
+                    lambda b, t: make_call("tile.transpose", [t[0], 0, 1]), out_tile_shape=shape[::-1])
+    x = (torch.randn(*shape) * 100).to(d.to_torch())
+    out = torch.zeros(*shape[::-1], dtype=d.to_torch())
+    k(x, out)
+    assert torch.equal(out, x.t())
 
 
 def test_read_write_and_move() -> None:

@@ -120,8 +120,9 @@ def _count(what: str) -> None:
 
 
 def source_key(entry: JITFunction) -> tuple:
-    """Identity of the kernel's code: name, file and source hash of the entry and its deps."""
-    return tuple((fn.kind, fn.name, fn.source.filename, fn.source.text_hash)
+    """Identity of the kernel's code: name, file and source hash of the entry and its deps
+    (and how a kernel runs: `single_core`)."""
+    return tuple((fn.kind, fn.name, fn.source.filename, fn.source.text_hash, fn.single_core)
                  for fn in collect_functions(entry))
 
 

@@ -33,12 +33,14 @@ from .source import FunctionSource, read_source
 class JITFunction:
     """Created by `@pl.jit`, `@pl.jit.incore` and `@pl.jit.inline`."""
 
-    def __init__(self, func: Callable, kind: str, auto_scope: bool | None = None) -> None:
+    def __init__(self, func: Callable, kind: str, auto_scope: bool | None = None,
+                 single_core: bool = False) -> None:
         if kind == "incore" and auto_scope is not None:
             raise TypeError("@pl.jit.incore does not take auto_scope=: an incore kernel is outlined into "
                             "its own function, so runtime scopes never land in a caller")
         self._func = func
         self.kind = kind
+        self.single_core = single_core
         self.auto_scope = True if auto_scope is None else auto_scope
         self._source: FunctionSource | None = None
         self._deps: list[JITFunction] | None = None
@@ -244,15 +246,17 @@ class _JITDecorator:
             return lambda f: JITFunction(f, "orchestration", auto_scope)
         return JITFunction(func, "orchestration", auto_scope)
 
-    def incore(self, func: Callable | None = None, **kwargs: Any):
+    def incore(self, func: Callable | None = None, *, single_core: bool = False, **kwargs: Any):
+        """`@pl.jit.incore`: a kernel; `single_core=True` runs its cube and vector work on one
+        core of the simulated chip instead of an AIC / AIV pair (see `SINGLE_CORE`)."""
         if "auto_scope" in kwargs:
             raise TypeError("@pl.jit.incore does not take auto_scope=: an incore kernel is outlined into "
                             "its own function, so runtime scopes never land in a caller")
         if kwargs:
             raise TypeError(f"@pl.jit.incore got unexpected keyword(s) {sorted(kwargs)}")
         if func is None:
-            return lambda f: JITFunction(f, "incore")
-        return JITFunction(func, "incore")
+            return lambda f: JITFunction(f, "incore", single_core=single_core)
+        return JITFunction(func, "incore", single_core=single_core)
 
     def host(self, func: Callable):
         """`@pl.jit.host`: a HOST orchestrator dispatching `@pl.jit` programs per rank."""

@@ -287,6 +287,8 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
     src = fn.source
     fdef = src.fdef
     keywords = [f"type=pl.FunctionType.{_KIND_TYPE[fn.kind]}"]
+    if fn.single_core:
+        keywords.append("attrs={'single_core': True}")
     if not fn.auto_scope:
         keywords.append("auto_scope=False")
     out.append("")

@@ -437,7 +437,7 @@ class ExpandMixedKernel(Pass):
         out: list[Function] = []
         changed = False
         for fn in program.functions.values():
-            if fn.func_type is FunctionType.InCore:
+            if fn.func_type is FunctionType.InCore and not is_single_core(fn):
                 out.extend(expand(fn))
                 changed = True
             else:
@@ -445,9 +445,19 @@ class ExpandMixedKernel(Pass):
         return program.with_functions(out) if changed else program
 
 
+SINGLE_CORE = "single_core"
+"""InCore attribute (`@pl.jit.incore(single_core=True)`): one core runs the kernel's cube and
+vector work, with no AIC / AIV split, no pipes and no second vector lane. Only plang's
+simulated chip, whose cores are host threads, can: the reference splits every mixed kernel."""
+
+
+def is_single_core(fn: Function) -> bool:
+    return bool(fn.attrs.get(SINGLE_CORE)) if fn.attrs else False
+
+
 def check_expanded(program: Program) -> None:
     for fn in program.functions.values():
-        if fn.func_type is FunctionType.InCore:
+        if fn.func_type is FunctionType.InCore and not is_single_core(fn):
             raise PassError(f"InCore function {fn.name!r} has not been split into AIC / AIV kernels",
                             fn.span)
         for s in walk_stmts(fn.body):
@@ -456,4 +466,5 @@ def check_expanded(program: Program) -> None:
 
 
 register_property("MixedKernelExpanded", check_expanded,
-                  "InCore functions are AIC / AIV kernels (and Group functions); no split_aiv region is left")
+                  "InCore functions are AIC / AIV kernels (and Group functions), unless single-core; "
+                  "no split_aiv region is left")

@@ -234,7 +234,9 @@ def lower_reshape(lc: LowerContext, short: str, a: dict):
 
 
 def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
-    """Swap two axes of a tile of any rank (leading axes fold into rows, as every tile)."""
+    """Swap two axes of a tile of any rank (leading axes fold into rows, as every tile); a
+    matrix of 16 x 16 blocks of 16- or 32-bit elements is transposed block by block in
+    registers (`_transpose_blocks`), anything else element by element."""
     src = lc.tile(a["input"])
     shape = list(a["input"].type.static_shape)
     axes = [ax % len(shape) for ax in (a["axis1"], a["axis2"])]
@@ -242,6 +244,10 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
     out_shape[axes[0]], out_shape[axes[1]] = shape[axes[1]], shape[axes[0]]
     out = lc.result_tile()
     kb = lc.kb
+    if (len(shape) == 2 and axes[0] != axes[1] and src.dtype is not BOOL and src.dtype.itemsize in (2, 4)
+            and all(d % _BLOCK == 0 for d in shape) and src.pitch % _BLOCK == 0 and out.pitch % _BLOCK == 0):
+        _transpose_blocks(lc, src, out)
+        return out
 
     def offset(i, j):
         index = _unflatten(kb, i, out_shape[:-1]) + [j]  # out's multi-index
@@ -252,6 +258,35 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
         return arith.addi(arith.muli(row, kb.idx(src.pitch)), index[-1])
     _element_copy(lc, src, out, offset)
     return out
+
+
+_BLOCK = 16
+
+
+def _transpose_blocks(lc: LowerContext, src: TileBuf, out: TileBuf) -> None:
+    """out = src^T for matrices of 16 x 16 blocks: each block's 16 rows are loaded as vectors
+    and transposed by four rounds of shuffles (round b swaps, between rows r and r + b, the
+    b-wide column groups off the diagonal), then stored as the 16 rows of its mirror block."""
+    kb = lc.kb
+    vt = vtype(_BLOCK, src.dtype)
+    rounds = []
+    for b in (1, 2, 4, 8):  # (mask of row r, mask of row r + b) over [row r, row r + b]
+        low = [_BLOCK + p - b if p & b else p for p in range(_BLOCK)]
+        high = [_BLOCK + p if p & b else p + b for p in range(_BLOCK)]
+        rounds.append((b, low, high))
+    with kb.loop(0, out.rows, _BLOCK) as lr, kb.loop(0, out.cols, _BLOCK) as lcol:
+        i, j = lr.induction_variable, lcol.induction_variable
+
+        def at(t: TileBuf, row: ir.Value, r: int, col: ir.Value) -> ir.Value:
+            return arith.addi(arith.muli(arith.addi(row, kb.idx(r)), kb.idx(t.pitch)), col)
+        rows = [vector.load(vt, src.buf, [at(src, j, r, i)]) for r in range(_BLOCK)]
+        for b, low, high in rounds:
+            for r in range(_BLOCK):
+                if not r & b:
+                    rows[r], rows[r + b] = (vector.shuffle(rows[r], rows[r + b], low),
+                                            vector.shuffle(rows[r], rows[r + b], high))
+        for r, v in enumerate(rows):
+            vector.store(v, out.buf, [at(out, i, r, j)])
 
 
 def _unflatten(kb, flat, dims: list[int]) -> list:

@@ -19,7 +19,8 @@ from ..params import param, tunable
 class Attention(JitOperator):
     """o[H, S, D] = softmax(q[H, S, D] @ k[H, L, D]^T * scale) @ v[H, L, D], fp32 or bf16
     inputs, fp32 result. `blocks` SPMD blocks share the (head, query block) pairs; each pair
-    walks the keys `kv` rows at a time keeping a running row max, row sum and output."""
+    walks the keys `kv` rows at a time keeping a running row max, row sum and output. The
+    kernel runs whole on one core (`single_core`): no AIC / AIV hand-off per key block."""
 
     H: int = param()
     S: int = param()
@@ -69,7 +70,7 @@ class Attention(JitOperator):
         qr, kv, blocks, scale = cores.qr, cores.kv, cores.blocks, cores.scale
         dtype = as_data_type(cores.dtype)  # P goes back to the cube in the inputs' dtype
 
-        @pl.jit.incore
+        @pl.jit.incore(single_core=True)
         def attention_block(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, o: pl.Out[pl.Tensor]):
             s_len, d = q.shape[1], q.shape[2]
             l_len = k.shape[1]

@@ -23,7 +23,8 @@ def _divisor(n: int, choices: tuple[int, ...]) -> int | None:
 
 class GEMM(JitOperator):
     """c[M, N] = a[M, K] @ b, b given [K, N], or [N, K] where ``b_col_maj`` (a `Select`);
-    `blocks` SPMD blocks of M rows, [tm, tn] output tiles accumulated over tk-deep slices."""
+    `blocks` SPMD blocks of M rows, [tm, tn] output tiles accumulated over tk-deep slices; one
+    core runs each block whole (`single_core`: a column-major b is transposed on that core)."""
 
     M: int = param()
     N: int = param()
@@ -83,7 +84,7 @@ class GEMM(JitOperator):
                 return pl.transpose(pl.load(b, [j, k], [tn, tk]), 0, 1)
             return pl.load(b, [k, j], [tk, tn])
 
-        @pl.jit.incore
+        @pl.jit.incore(single_core=True)
         def gemm_block(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
             m, k_total = a.shape
             n = c.shape[1]

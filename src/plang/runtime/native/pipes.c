@@ -2,6 +2,7 @@
  * See plang/runtime/pipes.py for the contract. Built with `cc -O2 -shared -fPIC -pthread`. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,8 +125,35 @@ void plang_pipeset_fail(void *h, int status, int64_t pipe_id, int op) {
 }
 
 /* Wait (mutex held) until ready(p) holds; returns PIPE_OK, PIPE_TIMEOUT or PIPE_ABORTED. */
+/* How long a wait polls (yielding the CPU) before it sleeps: $PLANG_PIPE_SPIN_US, default
+   200 us. The two sides of a pipe hand tiles back and forth; a short poll sees the other
+   side's push far sooner than a sleeping thread is woken. */
+static long spin_ns(void) {
+    static long v = -1;
+    if (v < 0) {
+        const char *e = getenv("PLANG_PIPE_SPIN_US");
+        v = (e && *e ? atol(e) : 200) * 1000L;
+        if (v < 0) v = 0;
+    }
+    return v;
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static int wait_until(pipe_t *p, int (*ready)(pipe_t *), int op) {
     pipeset_t *s = p->set;
+    if (!ready(p) && spin_ns() > 0) {
+        int64_t end = now_ns() + spin_ns();
+        while (!ready(p) && !s->aborted && !s->closed && now_ns() < end) {
+            pthread_mutex_unlock(&s->mu);
+            sched_yield();
+            pthread_mutex_lock(&s->mu);
+        }
+    }
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     double whole = (double)(int64_t)s->timeout_s;

@@ -184,15 +184,22 @@ def _try(op: JitOperator, cand: Candidate, dev: Device, inputs: tuple, expected:
 def _time(ops: list[JitOperator], inputs: tuple, config: RunConfig | None, repeat: int, warmup: int,
           per_call: dict) -> list[float]:
     """The median seconds of each operator's run, timed round-robin (so a change of load on
-    the machine hits every one alike)."""
+    the machine hits every one alike). Each writes into outputs allocated by its first
+    (untimed) run: a fresh multi-MB output costs a page fault per 4 KiB page whenever the
+    allocator hands out new memory (a 16 MiB softmax: 2.0 or 8.1 ms, by the allocator's
+    state), which would time the allocator instead of the candidate."""
+    outs = []
     for op in ops:
-        for _ in range(warmup):
-            op(*inputs, config=config, tuned=False, **per_call)
+        first = op(*inputs, config=config, tuned=False, **per_call)
+        writes = any(not m.fills for m in op._present())  # else it only updates InOut inputs
+        outs.append({"out": first} if writes else {})
+        for _ in range(warmup - 1):
+            op(*inputs, **outs[-1], config=config, tuned=False, **per_call)
     samples: list[list[float]] = [[] for _ in ops]
     for _ in range(repeat):
-        for op, mine in zip(ops, samples):
+        for op, out, mine in zip(ops, outs, samples):
             t = time.perf_counter()
-            op(*inputs, config=config, tuned=False, **per_call)
+            op(*inputs, **out, config=config, tuned=False, **per_call)
             mine.append(time.perf_counter() - t)
     return [statistics.median(mine) for mine in samples]
 

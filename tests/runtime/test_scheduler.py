@@ -414,3 +414,33 @@ def test_host_reads_and_writes_wait_for_untracked_tasks(sched, manual):
         x[2] = -1  # the copy already read x
         sched.wait()
         assert y.tolist() == [7, 7, 7, 7]
+
+
+def test_a_finished_run_holds_no_tensor_alive(sched):
+    """After `wait()` the memory history is dropped: a user tensor the tasks wrote is freed
+    when the user drops it (it used to stay alive until the next run, so every call of an
+    operator faulted in a fresh output)."""
+    import gc
+    import weakref
+
+    out = torch.zeros(64)
+    src = torch.ones(64)
+    body, args, dirs = copy(src, out, 0.0)
+    sched.submit(body, args, dirs)
+    sched.wait()
+    assert torch.equal(out, src)
+    gone = weakref.ref(out)
+    del out, args
+    gc.collect()
+    assert gone() is None
+
+
+def test_dependencies_still_order_tasks_after_a_wait(sched):
+    """Work submitted after a wait still follows what it reads (the history restarts)."""
+    x, y = torch.zeros(16), torch.zeros(16)
+    sched.submit(*scale_add(x, 1.0, 0.0))
+    sched.wait()
+    sched.submit(*scale_add(x, 1.0, 0.02))
+    sched.submit(*copy(x, y, 0.0))
+    sched.wait()
+    assert torch.equal(y, torch.full((16,), 3.0))

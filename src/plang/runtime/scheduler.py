@@ -282,8 +282,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------- waiting
     def wait(self, timeout: float | None = None) -> None:
-        """Block until every submitted task has retired; raise `TaskError` for the first
-        failure (the graph is then reset so the scheduler can be reused)."""
+        """Block until every task retired, then drop their memory history; raise `TaskError`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         ready = self._ready
         while self._outstanding:
@@ -307,8 +306,9 @@ class Scheduler:
         with self._settled:
             failed, self._failed = self._failed, []
             self._untracked = []
-        if failed:
+        if failed or self._graph is None:  # all retired: the history would only keep tensors alive
             self._overlap.clear()
+        if failed:
             first = failed[0]
             more = f" (and {len(failed) - 1} more failed tasks)" if len(failed) > 1 else ""
             raise TaskError(f"{first.describe()} failed: {first.error}{more}", first) from first.error

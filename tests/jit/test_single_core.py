@@ -57,3 +57,19 @@ def test_the_printed_kernel_parses_back_single_core() -> None:
     lowered = _scores(True).lower(a, b, c, torch.empty(64, 128))
     again = pl.parse(lowered.as_python())
     assert again.get("block").attrs["single_core"] is True
+
+
+def test_a_single_core_kernel_reading_its_lane_is_an_error() -> None:
+    @pl.jit.incore(single_core=True)
+    def lanes(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        lane = pl.tile.get_subblock_idx()
+        out = pl.assemble(out, pl.mul(pl.slice(a, [16, 16], [lane * 16, 0]), 2.0), [lane * 16, 0])
+        return out
+
+    @pl.jit
+    def entry(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        out = lanes(a, out)
+        return out
+
+    with pytest.raises(Exception, match="single-core kernel 'lanes' uses AIV lanes"):
+        entry(torch.randn(32, 16), torch.empty(32, 16))

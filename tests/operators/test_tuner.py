@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tuning_ops import Refused, SmallSoftmax, WrongAtEight, sample
+from tuning_ops import DoubleInPlace, Refused, SmallSoftmax, WrongAtEight, sample
 
 from plang.operators import COUNTERS, TUNING_CACHE, Unresolvable, tune, tune_report, tuning_key
 from plang.runtime import RunConfig
@@ -111,3 +111,14 @@ def test_bad_arguments():
         tune(object(), sample())
     with pytest.raises(ValueError, match="repeat >= 1"):
         tune(SmallSoftmax(M=64, N=128), sample(), repeat=0)
+
+
+def test_an_in_place_operator_is_checked_on_an_untouched_copy_of_its_inputs():
+    """Each run of an InOut operator changes its input; every candidate's result is still
+    checked against the reference of the inputs as given, and the caller's inputs are left
+    as they were."""
+    x = sample()
+    before = x.clone()
+    report = tune_report(DoubleInPlace(M=64, N=128), x, device=Device(), repeat=2, cache=False)
+    assert not report.skipped, report
+    assert torch.equal(x, before)

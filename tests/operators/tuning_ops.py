@@ -3,8 +3,10 @@
 import torch
 
 import plang as pl
-from plang.operators import tunable
+from plang.dtypes import FP32
+from plang.operators import InOut, JitOperator, param, tunable
 from plang.operators.kernels import RowSoftmax
+from plang.operators.kernels.common import RowBlocks
 
 
 class SmallSoftmax(RowSoftmax):
@@ -49,3 +51,36 @@ class Refused(SmallSoftmax):
 
 def sample() -> torch.Tensor:
     return torch.linspace(-3, 3, 64 * 128).reshape(64, 128)
+
+
+class DoubleInPlace(RowBlocks, JitOperator):
+    """x *= 2 in place (an InOut-only operator): every run changes its input."""
+
+    M: int = param()
+    N: int = param()
+    rows: int | None = tunable(domain=(8, 16))
+    blocks: int | None = tunable(domain=(1, 2))
+    x = InOut(M, N, dtype=FP32, obj_shape=(rows, N), per=blocks)
+
+    def build(self, cores):
+        rows, blocks = cores.rows, cores.blocks
+
+        @pl.jit.incore
+        def double_block(x: pl.InOut[pl.Tensor]):
+            m, n = x.shape
+            share = m // blocks
+            first = pl.tile.get_block_idx() * share
+            for r in pl.range(first, first + share, rows):
+                x = pl.store(pl.mul(pl.load(x, [r, 0], [rows, n]), 2.0), [r, 0], x)
+            return x
+
+        @pl.jit
+        def double(x: pl.InOut[pl.Tensor]):
+            with pl.spmd(blocks):
+                x = double_block(x)
+            return x
+
+        return double
+
+    def reference(self, x):
+        return x * 2

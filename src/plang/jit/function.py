@@ -248,7 +248,8 @@ class _JITDecorator:
 
     def incore(self, func: Callable | None = None, *, single_core: bool = False, **kwargs: Any):
         """`@pl.jit.incore`: a kernel; `single_core=True` runs its cube and vector work on one
-        core of the simulated chip instead of an AIC / AIV pair (see `SINGLE_CORE`)."""
+        core of the simulated chip instead of an AIC / AIV pair
+        (`plang.passes.expand_mixed_kernel.SINGLE_CORE`)."""
         if "auto_scope" in kwargs:
             raise TypeError("@pl.jit.incore does not take auto_scope=: an incore kernel is outlined into "
                             "its own function, so runtime scopes never land in a caller")

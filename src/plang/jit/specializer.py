@@ -288,7 +288,9 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
     fdef = src.fdef
     keywords = [f"type=pl.FunctionType.{_KIND_TYPE[fn.kind]}"]
     if fn.single_core:
-        keywords.append("attrs={'single_core': True}")
+        from ..passes.expand_mixed_kernel import SINGLE_CORE  # the passes load only to compile
+
+        keywords.append(f"attrs={{{SINGLE_CORE!r}: True}}")
     if not fn.auto_scope:
         keywords.append("auto_scope=False")
     out.append("")

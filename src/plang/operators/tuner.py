@@ -124,12 +124,17 @@ def tune_report(op: JitOperator, *inputs: torch.Tensor, device: Device | None = 
             return TuneReport(op.replace(**hit[0]).resolved(dev), hit[0], hit[1])
     names, points, picked = _space(op, dev)
     expected = op.reference(*inputs, **per_call)
+    # an operator updating an input in place changes it on every run: each checked run
+    # starts from a copy of the inputs as given, the timed runs use a scratch copy, and the
+    # caller's tensors are left alone
+    in_place = any(m.direction == "InOut" for m in op.declaration.operands)
+    given, inputs = inputs, _copies(inputs) if in_place else inputs
     shown = progress if progress is not None else len(points) > 8 and sys.stderr.isatty()
     found: list[Candidate] = []
     for i, point in enumerate(points):
         cand = Candidate(dict(zip(names, point)))
         found.append(cand)
-        _try(op, cand, dev, inputs, expected, config, per_call,
+        _try(op, cand, dev, _copies(given) if in_place else inputs, expected, config, per_call,
              lambda chosen: measure(chosen) if measure is not None else
              _time([chosen], inputs, config, repeat, warmup, per_call)[0])
         if shown:
@@ -151,6 +156,10 @@ def tune_report(op: JitOperator, *inputs: torch.Tensor, device: Device | None = 
     if cache:
         TUNING_CACHE.store(op, dev, winner.values, summary=str(report))
     return report
+
+
+def _copies(inputs: tuple) -> tuple:
+    return tuple(t.clone() for t in inputs)
 
 
 def _try(op: JitOperator, cand: Candidate, dev: Device, inputs: tuple, expected: Any,

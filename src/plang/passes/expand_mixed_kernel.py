@@ -437,7 +437,10 @@ class ExpandMixedKernel(Pass):
         out: list[Function] = []
         changed = False
         for fn in program.functions.values():
-            if fn.func_type is FunctionType.InCore and not is_single_core(fn):
+            if fn.func_type is FunctionType.InCore and is_single_core(fn):
+                _check_single_core(fn)
+                out.append(fn)
+            elif fn.func_type is FunctionType.InCore:
                 out.extend(expand(fn))
                 changed = True
             else:
@@ -453,6 +456,17 @@ simulated chip, whose cores are host threads, can: the reference splits every mi
 
 def is_single_core(fn: Function) -> bool:
     return bool(fn.attrs.get(SINGLE_CORE)) if fn.attrs else False
+
+
+def _check_single_core(fn: Function) -> None:
+    """A single-core kernel has no AIV lanes and no pipes to use."""
+    lanes = _uses_lanes(fn)
+    pipe = next((c for c in calls_in(fn.body) if not isinstance(c.op, GlobalVar)
+                 and c.op.name.startswith(("tile.tpush", "tile.tpop", "tile.tfree"))), None)
+    if lanes or pipe is not None:
+        what = "AIV lanes (a split_aiv region or tile.get_subblock_idx)" if lanes else pipe.op.name
+        raise PassError(f"single-core kernel {fn.name!r} uses {what}: one core runs it whole, with "
+                        "no AIV lanes or pipes; drop single_core=True", pipe.span if pipe else fn.span)
 
 
 def check_expanded(program: Program) -> None:

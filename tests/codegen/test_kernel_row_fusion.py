@@ -3,8 +3,9 @@ elementwise ops, row reductions and `row_expand_*` over one row block run row by
 tile buffers shrink to one row, which the MLIR text shows), with tails (columns not a
 multiple of the vector width, clipped row blocks), valid_shape < shape, several row
 reductions, rank-3 tiles, tiles used after the region or carried by a loop, half-float and
-integer dtypes; and chains that must not fuse (a load after a store, a column reduction, a
-[1, N] operand) still match torch.
+integer dtypes, column broadcasts of a [1, N] tile from before the region (a layer norm's
+weight and bias); and chains that must not fuse (a load after a store, a column reduction)
+still match torch.
 
 Tolerances: FP32 rtol 1e-5 / atol 1e-7 (exp and a reciprocal per row); FP16 / BF16 round
 per op (rtol 2e-2); integers exact.
@@ -197,6 +198,43 @@ def test_values_used_after_the_region() -> None:
     torch.testing.assert_close(outs[2], e_ref.sum(1, keepdim=True), rtol=1e-5, atol=1e-6)
 
 
+def test_column_broadcasts_of_a_row_from_before_the_region() -> None:
+    """Layer norm with weight and bias: the [1, N] weight and bias are loaded once before
+    the row blocks and every row of the region reads them whole, so the normalize, scale,
+    shift and store all run row by row (clipped last block, column tail)."""
+    m, n, rows = 30, 1000, 8
+    b = IRBuilder()
+    with b.function("layer_norm", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        weight = f.param("weight", TensorType([1, n], FP32))
+        bias = f.param("bias", TensorType([1, n], FP32))
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        w = b.let("w", _call("load", weight, [0, 0], [1, n]))
+        sh = b.let("sh", _call("load", bias, [0, 0], [1, n]))
+        with b.for_range("i", 0, m, rows) as loop:
+            offs = [loop.var, 0]
+            t = b.let("t", make_call("tile.load", [x, offs, [rows, n]],
+                                     {"valid_shape": edge_valid(offs, [rows, n], [m, n])}))
+            mean = b.let("mean", _call("muls", b.let("s", _call("row_sum", t)), 1 / n))
+            c = b.let("c", _call("row_expand_sub", t, mean))
+            sq = b.let("sq", _call("mul", c, c))
+            var = b.let("var", _call("muls", b.let("ss", _call("row_sum", sq)), 1 / n))
+            inv = b.let("inv", _call("rsqrt", b.let("ve", _call("adds", var, 1e-5))))
+            normed = b.let("nd", _call("row_expand_mul", c, inv))
+            y = b.let("y", _call("col_expand_add", b.let("scaled", _call("col_expand_mul", normed, w)), sh))
+            b.eval(make_call("tile.store", [y, offs, out]))
+    loop_body = next(st for st in flatten(f.function.body) if hasattr(st, "loop_var")).body
+    (region,) = row_regions(flatten(loop_body))
+    assert {"col_expand_mul", "col_expand_add", "store"} <= set(region)
+    k = compile_kernel(f.function)
+    assert _full_tile_buffers(k, rows, 1024) == 0
+    xs, ws, bs = torch.randn(m, n) * 3 + 1, torch.randn(1, n), torch.randn(1, n)
+    got = torch.full((m, n), 7.0)
+    k(xs, ws, bs, got)
+    want = torch.nn.functional.layer_norm(xs, (n,), ws[0], bs[0], 1e-5)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_loop_carried_tile() -> None:
     """acc += exp(x_block - row_max) over three row blocks: the region reads the carried
     tile one row at a time and writes its new value into the carried buffer."""
@@ -250,8 +288,9 @@ def test_load_after_store_is_not_fused() -> None:
 
 
 def test_chains_that_do_not_fuse() -> None:
-    """A column reduction and a [1, N] broadcast are not row-local; a chain of single-use
-    elementwise ops already streams and gains nothing from a row loop."""
+    """A column reduction is not row-local (the column broadcast after it then has nothing
+    worth a row loop); a chain of single-use elementwise ops already streams and gains
+    nothing from a row loop."""
     m, n = 8, 64
     b = IRBuilder()
     with b.function("cols", type=FunctionType.AIV) as f:

@@ -144,6 +144,29 @@ def test_wrong_inputs_fail_before_compiling():
     assert COUNTERS["compiles"] == before
 
 
+def test_a_repeated_call_still_checks_its_tensors():
+    """The second call of a shape reuses the first one's plan (no resolve, no shape
+    inference, no compile), yet every call checks its own tensors and outputs."""
+    op = Scale(M=64, factor=3.0)
+    x = torch.randn(64)
+    torch.testing.assert_close(op(x, config=CONFIG, valid=64), x * 3.0)
+    before = COUNTERS["compiles"]
+    out = torch.zeros(64)
+    assert op(x, out=out, config=CONFIG, valid=64) is out
+    torch.testing.assert_close(out, x * 3.0)
+    with pytest.raises(ValueError, match="operand x must be a contiguous CPU tensor"):
+        op(torch.randn(128)[::2], config=CONFIG, valid=64)
+    with pytest.raises(ValueError, match="operand y must be a contiguous CPU tensor"):
+        op(x, out=torch.zeros(128)[::2], config=CONFIG, valid=64)
+    with pytest.raises(TypeError, match="operand y takes a torch tensor, got list"):
+        op(x, out=[[0.0] * 64], config=CONFIG, valid=64)
+    with pytest.raises(ValueError, match="Scale: valid=65 exceeds M=64"):
+        op(x, config=CONFIG, valid=65)
+    y = op(torch.ones(64), out=torch.zeros(64), config=CONFIG, valid=32)
+    torch.testing.assert_close(y, torch.cat([torch.full((32,), 3.0), torch.zeros(32)]))
+    assert COUNTERS["compiles"] == before
+
+
 @pytest.mark.parametrize("col_major", [False, True])
 @pytest.mark.parametrize("bias", [False, True])
 def test_linear_select_and_optional_bias(col_major, bias):

@@ -11,6 +11,7 @@ are the present operands in declaration order, then every `per_call` value as a
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
@@ -102,24 +103,49 @@ class JitOperator(Operator, library=True):
         if bad is not None:
             raise TypeError(f"{type(self).__name__}() takes torch tensors, got {type(bad).__name__}")
         dev, compile_config, config = run_target(config)
+        given_outs = _as_list(out)
+        plan = self._plan(inputs, given_outs, dev, tuned, compile_config)
+        op = plan.op
+        tensors = {m.name: _check_tensor(op, m, t) for m, t in zip(plan.fills, inputs)}
+        if given_outs:
+            tensors |= {m.name: _check_tensor(op, m, t) for m, t in zip(plan.outs, given_outs)}
+        else:
+            tensors |= {m.name: torch.empty(shape, dtype=m.torch_dtype) for m, shape in plan.allocate}
+        args = [tensors[name] for name in plan.order]
+        plan.program(*args, *op._per_call_values(per_call), config=config)
+        results = [tensors[name] for name in plan.results]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _plan(self, inputs: Sequence[torch.Tensor], outs: list, dev: Device, tuned: bool,
+              config: RunConfig) -> _CallPlan:
+        """What a call with these tensors' shapes and dtypes runs (memoized per operator, so
+        a repeated call only checks its tensors): the operator resolved for `dev`, its
+        operands and the compiled program."""
+        key = (dev, tuned, TUNING_CACHE.version, config.compile_key(), _shapes(inputs), _shapes(outs))
+        memo = vars(self).setdefault("_plans", {})
+        plan = memo.get(key)
+        if plan is not None:
+            return plan
         op = self._for(dev, tuned)
         fills = [m for m in op._present() if m.fills]
-        outs = [m for m in op._present() if not m.fills]
-        given_outs = _as_list(out)
+        results = [m for m in op._present() if not m.fills]
         names = [m.name for m in fills][:len(inputs)] + [f"input{i}" for i in range(len(fills), len(inputs))]
+        given = {m.name: _check_tensor(op, m, t) for m, t in zip(results, outs)}
         shapes = {n: tuple(t.shape) for n, t in zip(names, inputs)}
-        op.declaration.infer(shapes, [tuple(t.shape) for t in given_outs],
+        op.declaration.infer(shapes, [tuple(t.shape) for t in outs],
                              **{n: vars(op)[n] for n in op.declaration.params})
         tensors = dict(zip((m.name for m in fills), (_check_tensor(op, m, t) for m, t in zip(fills, inputs))))
-        if given_outs:
-            tensors |= {m.name: _check_tensor(op, m, t) for m, t in zip(outs, given_outs)}
-        else:
-            tensors |= {m.name: torch.empty(_out_shape(m, tensors), dtype=m.torch_dtype) for m in outs}
+        allocate = tuple((m, _out_shape(m, tensors)) for m in results)
+        tensors |= given or {m.name: torch.empty(shape, dtype=m.torch_dtype) for m, shape in allocate}
         args = [tensors[m.name] for m in op._present()]
-        scalars = op._per_call_values(per_call)
-        op._compiled(args, len(scalars), compile_config)(*args, *scalars, config=config)
-        results = [tensors[m.name] for m in (outs or [m for m in fills if m.direction == "InOut"])]
-        return results[0] if len(results) == 1 else tuple(results)
+        program = op._compiled(args, len(op.declaration.per_calls), config)
+        if len(memo) >= 16:
+            memo.clear()
+        returned = results or [m for m in fills if m.direction == "InOut"]
+        plan = memo[key] = _CallPlan(op, tuple(fills), tuple(results), allocate,
+                                     tuple(m.name for m in op._present()), tuple(m.name for m in returned),
+                                     program)
+        return plan
 
     @classmethod
     def call(cls, *inputs: Any, out: Any = None, config: RunConfig | None = None, tuned: bool = True,
@@ -186,6 +212,25 @@ class JitOperator(Operator, library=True):
             else:
                 values.append(m.of(self))
         return values
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """A call's resolved operator, its fill and output operands, the outputs to allocate
+    (operand, shape), the program's tensor arguments and the returned tensors (by operand
+    name), and the compiled program."""
+
+    op: JitOperator
+    fills: tuple[Operand, ...]
+    outs: tuple[Operand, ...]
+    allocate: tuple[tuple[Operand, tuple[int, ...]], ...]
+    order: tuple[str, ...]
+    results: tuple[str, ...]
+    program: Any
+
+
+def _shapes(tensors: Sequence[Any]) -> tuple:
+    return tuple((t.shape, t.dtype) if isinstance(t, torch.Tensor) else type(t) for t in tensors)
 
 
 def _as_list(out: Any) -> list:

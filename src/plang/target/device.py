@@ -52,6 +52,10 @@ class Device:
             raise ValueError(f"Device dma_channels must be >= 1 or None, got {self.dma_channels}")
         object.__setattr__(self, "capacities", MappingProxyType({**DEFAULT_CAPACITIES, **self.capacities}))
         object.__setattr__(self, "isa", Isa.resolve(self.isa))
+        object.__setattr__(self, "_key", (
+            self.clusters, self.aic_per_cluster, self.aiv_per_cluster,
+            tuple(sorted((k.value, v) for k, v in self.capacities.items())), self.isa.key(),
+            self.dma_channels))
 
     def capacity(self, space: MemorySpace) -> int:
         """Bytes available in one core's `space` buffer (DDR is unbounded: raises KeyError)."""
@@ -69,10 +73,8 @@ class Device:
         return hash(self.key())
 
     def key(self) -> tuple:
-        """A hashable description for cache keys."""
-        return (self.clusters, self.aic_per_cluster, self.aiv_per_cluster,
-                tuple(sorted((k.value, v) for k, v in self.capacities.items())), self.isa.key(),
-                self.dma_channels)
+        """A hashable description for cache keys (computed once: a device is immutable)."""
+        return self._key
 
     @property
     def name(self) -> str:

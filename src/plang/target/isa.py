@@ -90,10 +90,7 @@ class Isa:
     @staticmethod
     def default() -> Isa:
         """`$PLANG_ISA` when set, else the host's level; checked runnable on this host."""
-        spec = os.environ.get(ENV_VAR, "").strip() or "host"
-        isa = Isa.parse(spec)
-        isa.check_runnable(f"{ENV_VAR}={spec}" if spec != "host" else "the host ISA")
-        return isa
+        return _default_for(os.environ.get(ENV_VAR, "").strip() or "host")
 
     @staticmethod
     def resolve(isa: Isa | str | None) -> Isa:
@@ -209,3 +206,11 @@ def host_level() -> str:
         else:
             break
     return best
+
+
+@functools.cache
+def _default_for(spec: str) -> Isa:
+    """`Isa.default()` for a `$PLANG_ISA` value (parsed and checked once per value)."""
+    isa = Isa.parse(spec)
+    isa.check_runnable(f"{ENV_VAR}={spec}" if spec != "host" else "the host ISA")
+    return isa

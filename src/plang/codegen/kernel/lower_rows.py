@@ -7,7 +7,8 @@ row softmax (`row_max` → `row_expand_sub` → `exp` → `row_sum` → `row_exp
 runs per row as a max pass over the loaded row, an exp + sum pass into one row buffer and
 a scale + store pass, all within L1. Tiles read from before the region are viewed one row
 at a time; tiles the region defines and later code uses are copied row by row into full
-buffers (the yield hint's buffer when there is one). A region the parser read from source
+buffers (the yield hint's buffer when there is one). A one-row tile from before the region
+(a column broadcast's [1, N] operand) is read whole by every row. A region the parser read from source
 is checked first: every statement must be row-local with R rows.
 """
 
@@ -15,7 +16,13 @@ from __future__ import annotations
 
 from ...ir.stmt import Assign
 from ...ir.types import TileType
-from ...passes.analysis.row_regions import row_count, through_fused, tiles_read_before_defined, use_counts
+from ...passes.analysis.row_regions import (
+    row_count,
+    through_fused,
+    tile_rows,
+    tiles_read_before_defined,
+    use_counts,
+)
 from .builder import KernelBuilder, TileBuf
 from .context import LowerContext, RowMode
 from .mlir import arith, ir, memref, scf
@@ -49,7 +56,8 @@ def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> No
         r = loop.induction_variable
         with lc.in_row_mode(RowMode(r, rows)):
             for v, full in outside.items():
-                lc.bind(v, row_view(kb, full, r))
+                if tile_rows(v.type) == rows:
+                    lc.bind(v, row_view(kb, full, r))
             lc.driver.lower_block(lc, body, {})
             for v, full in targets.items():
                 copy_tile(kb, lc.operand(v), row_view(kb, full, r))

@@ -101,8 +101,9 @@ class OpFacts:
 
     unit: the `Unit` that runs it; pattern: its `Pattern`.
     reads / writes: parameter names the op reads / writes in memory (tensors or tiles).
-    row_local: row r of the result depends only on row r of its tile operands (row fusion);
-    defaults to the elementwise, row-broadcast and row-reduction patterns.
+    row_local: row r of the result depends only on row r of its tile operands (row fusion),
+    besides a column broadcast's one-row operand, which every row reads; defaults to the
+    elementwise, row- and column-broadcast and row-reduction patterns.
     fusible: the result may be computed lazily inside the op that uses it; defaults to the
     elementwise and broadcast patterns.
     reduction: the combining operation of a reduction (`sum`, `max`, `argmax`, ...).
@@ -140,7 +141,7 @@ class OpFacts:
         return self.pattern is Pattern.ELEMENTWISE
 
 
-_ROW_LOCAL = (Pattern.ELEMENTWISE, Pattern.ROW_BROADCAST, Pattern.ROW_REDUCTION)
+_ROW_LOCAL = (Pattern.ELEMENTWISE, Pattern.ROW_BROADCAST, Pattern.COL_BROADCAST, Pattern.ROW_REDUCTION)
 _FUSIBLE = (Pattern.ELEMENTWISE, Pattern.ROW_BROADCAST, Pattern.COL_BROADCAST)
 
 

@@ -3,7 +3,9 @@ re-checks a `with pl.fused(rows=R)` region against.
 
 A statement is row-local with R rows when row r of its result depends only on row r of its
 tile operands (`OpFacts.row_local`: loads, stores, elementwise ops, row reductions and row
-broadcasts) and every tile it touches has R static rows (leading dims folded into rows).
+and column broadcasts) and every tile it touches has R static rows (leading dims folded into
+rows), besides a column broadcast's [1, N] operand: a tile from before the region that every
+row reads whole.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import Counter
 
 from ...ir.enums import AtomicType, ScopeKind
 from ...ir.expr import Call, GlobalVar, Var
+from ...ir.ops.registry import Pattern
 from ...ir.stmt import Assign, Eval, Scope, Stmt, flatten
 from ...ir.types import ScalarType, TileType
 from .var_uses import expr_vars, stmt_defs, stmt_exprs, walk_expr, walk_stmts
@@ -65,6 +68,8 @@ def _call_rows(call: Call, var_type, nested: bool) -> int | None:
         return None
     rows: set = set()
     for a in call_operands(call):
+        if a is broadcast_row(call):
+            continue
         if isinstance(a, Call):
             if not nested:
                 return None
@@ -80,6 +85,15 @@ def _call_rows(call: Call, var_type, nested: bool) -> int | None:
     if len(rows) != 1 or None in rows:
         return None
     return rows.pop()
+
+
+def broadcast_row(call: Call) -> Var | None:
+    """A column broadcast's one-row tile variable (every row of the region reads all of it)."""
+    if call.op.facts.pattern is not Pattern.COL_BROADCAST:
+        return None
+    rhs = call.args[1]
+    one_row = isinstance(rhs, Var) and isinstance(rhs.type, TileType) and tile_rows(rhs.type) == 1
+    return rhs if one_row else None
 
 
 def use_counts(stmts: list[Stmt]) -> Counter:

@@ -3,8 +3,9 @@
 Each plang kernel is built from tile code the way a user writes it (loads, tile ops,
 stores in a loop over row blocks), compiled with `plang.codegen.kernel.compile_kernel`.
 Run: `python benchmarks/kernels.py [--level x86-64-v3]` (one thread everywhere).
-Prints: workload and ISA level, plang, numpy, torch (medians), the ratio to the better peer (of
-medians and of best repetitions), the load average, and compile latencies.
+Prints: workload and ISA level, plang, numpy, torch (medians of rounds of consecutive calls,
+`timing.rounds`), the ratio to the better peer (of medians and of best rounds), the load
+average, and compile latencies.
 
 `--level` (or `$PLANG_ISA`) picks the kernel ISA level; below the host's level the peers are
 held to the same instruction set (numpy's dispatch, OpenBLAS's core type, ATen's CPU
@@ -49,6 +50,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from timing import rounds  # noqa: E402
 
 from plang.codegen.kernel import compile_kernel  # noqa: E402
 from plang.dtypes import BF16, FP16, FP32, DataType  # noqa: E402
@@ -113,21 +115,6 @@ def matmul_fn(dtype: DataType, m: int, n: int, k: int, tm: int, tn: int, tk: int
     return f.function
 
 
-def timeit(*fns, reps: int = 9) -> list[tuple[float, float] | None]:
-    """(median, best) seconds of each fn (None entries stay None), timed round-robin so that
-    load from other processes affects every candidate alike."""
-    live = [f for f in fns if f is not None]
-    for f in live:
-        f()
-    samples: dict[int, list[float]] = {id(f): [] for f in live}
-    for _ in range(reps):
-        for f in live:
-            t = time.perf_counter()
-            f()
-            samples[id(f)].append(time.perf_counter() - t)
-    return [None if f is None else (statistics.median(samples[id(f)]), min(samples[id(f)])) for f in fns]
-
-
 def compile_timed(function):
     t = time.perf_counter()
     k = compile_kernel(function)
@@ -138,8 +125,8 @@ ROWS: list[tuple] = []
 
 
 def report(name: str, unit: str, work: float, plang_fn, numpy_fn, torch_fn, target: str,
-           reps: int = 9) -> None:
-    times = timeit(plang_fn, numpy_fn, torch_fn, reps=reps)
+           reps: int = 9, burst: int = 3) -> None:
+    times = rounds(plang_fn, numpy_fn, torch_fn, reps=reps, burst=burst)
     vals = [None if t is None else work / t[0] / 1e9 for t in times]
     bests = [None if t is None else work / t[1] / 1e9 for t in times]
     ratio = vals[0] / max(v for v in vals[1:] if v is not None)
@@ -220,7 +207,8 @@ def bench_matmul() -> None:
             def np_fn():
                 return an @ bn
         report(f"matmul 1024^3 {dtype.name} in, fp32 acc", "GFLOP/s", flops, lambda: k(a, b, c), np_fn,
-               lambda: torch.matmul(a, b), target, reps=2 if dtype is FP16 else 7)
+               lambda: torch.matmul(a, b), target, reps=2 if dtype is FP16 else 7,
+               burst=1 if dtype is FP16 else 3)
 
 
 def bench_compile_and_load(fn) -> None:

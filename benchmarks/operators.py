@@ -4,19 +4,18 @@ default tiles, beside torch eager.
 Run: `python benchmarks/operators.py [--level x86-64-v3] [--quick]`. Each operator is tuned
 once with `plang.operators.tune` (the winner is kept in the tuning cache, so a second run
 times only), then the tuned operator, the operator as `resolve()` picks its tiles, and torch
-eager are timed round-robin (medians). Everything is called as a user calls it: the
-operators and torch both allocate their outputs. Both sides use every core (torch's intra-op
-threads; plang's SPMD blocks on the simulated chip's core threads). Prints the workload, the
-ISA level, each median in ms, and tuned / default and tuned / torch as speed-ups (> 1 is
-faster than torch). `--quick` shrinks the workloads (a smoke run).
+eager are timed in rounds of consecutive calls (`timing.rounds`; medians). Everything is
+called as a user calls it: the operators and torch both allocate their outputs. Both sides
+use every core (torch's intra-op threads; plang's SPMD blocks on the simulated chip's core
+threads). Prints the workload, the ISA level, each median in ms, and tuned / default and
+tuned / torch as speed-ups (> 1 is faster than torch). `--quick` shrinks the workloads (a
+smoke run).
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
 
 if "--level" in sys.argv:
     os.environ["PLANG_ISA"] = sys.argv[sys.argv.index("--level") + 1]
@@ -26,6 +25,7 @@ if "--level" in sys.argv:
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
+from timing import rounds  # noqa: E402
 
 import plang as pl  # noqa: E402
 from plang.operators import tune_report  # noqa: E402
@@ -41,20 +41,8 @@ torch.set_num_threads(os.cpu_count() or 1)
 ROWS: list[tuple] = []
 
 
-def timeit(*fns, reps: int = 7) -> list[float]:
-    """Median seconds of each fn, timed round-robin so other load hits every one alike."""
-    for f in fns:
-        f()
-    samples: list[list[float]] = [[] for _ in fns]
-    for _ in range(reps):
-        for f, s in zip(fns, samples):
-            t = time.perf_counter()
-            f()
-            s.append(time.perf_counter() - t)
-    return [statistics.median(s) for s in samples]
-
-
-def bench(name: str, op, inputs: tuple, torch_fn, reps: int = 7, target: str = ">= 1.0") -> None:
+def bench(name: str, op, inputs: tuple, torch_fn, reps: int = 7, target: str = ">= 1.0",
+          burst: int = 3) -> None:
     """Tune `op`, check it against its reference, and time tuned / default / torch."""
     try:
         report = tune_report(op, *inputs, device=DEVICE, repeat=3)
@@ -62,8 +50,9 @@ def bench(name: str, op, inputs: tuple, torch_fn, reps: int = 7, target: str = "
         got = tuned(*inputs, config=CONFIG)
         tolerances = {} if op.rtol is None else {"rtol": op.rtol, "atol": op.atol}
         torch.testing.assert_close(got, op.reference(*inputs).to(got.dtype), **tolerances)
-        times = timeit(lambda: tuned(*inputs, config=CONFIG), lambda: default(*inputs, config=CONFIG),
-                       lambda: torch_fn(*inputs), reps=reps)
+        times = [t[0] for t in rounds(lambda: tuned(*inputs, config=CONFIG),
+                                      lambda: default(*inputs, config=CONFIG),
+                                      lambda: torch_fn(*inputs), reps=reps, burst=burst)]
         chosen = ", ".join(f"{k}={v}" for k, v in report.tunables.items())
         ROWS.append((name, *times, chosen, report.source, target))
     except Exception as e:  # a failure is a row of its own, not the end of the run
@@ -90,7 +79,7 @@ def bench_gemm() -> None:
         layout = "b col-major, " if col_major else ""
         torch_fn = (lambda a, b: a @ b.T) if col_major else (lambda a, b: a @ b)
         bench(f"gemm {s}^3 {layout}{dtype.name} in, fp32 out", op, (a, b), torch_fn,
-              reps=3 if dtype is pl.FP16 else 7)
+              reps=3 if dtype is pl.FP16 else 7, burst=1 if dtype is pl.FP16 else 3)
 
 
 def bench_attention() -> None:

@@ -122,3 +122,17 @@ def test_an_in_place_operator_is_checked_on_an_untouched_copy_of_its_inputs():
     report = tune_report(DoubleInPlace(M=64, N=128), x, device=Device(), repeat=2, cache=False)
     assert not report.skipped, report
     assert torch.equal(x, before)
+
+
+@pytest.mark.parametrize("other, wins", [(0.98, False), (0.90, True)])
+def test_resolve_pick_stays_unless_beaten_by_more_than_the_noise(monkeypatch, other, wins):
+    """Timed by real runs, a candidate replaces the one `resolve` picks only when it is more
+    than `MARGIN` faster in the final round (timings faked: each op takes its seconds)."""
+    from plang.operators import tuner
+    from plang.operators.kernels import RowSoftmax
+
+    op = RowSoftmax(M=64, N=128, blocks=2)
+    picked = op.resolved(DEV).rows
+    monkeypatch.setattr(tuner, "_time", lambda ops, *a: [1.0 if o.rows == picked else other for o in ops])
+    report = tune_report(op, sample(), device=DEV, cache=False)
+    assert (report.tunables["rows"] != picked) == wins

@@ -7,7 +7,7 @@ Each candidate is resolved (`compatible()` or `Unresolvable` rejects it), built 
 its first result checked against ``reference()`` (a wrong result rejects it). Timing:
 `warmup` runs, `repeat` timed runs, the median; the `FINALISTS` fastest and the candidate
 `resolve` alone picks are then timed again round-robin, and the winner is the fastest of
-that final round.
+that final round unless it beats `resolve`'s pick by no more than `MARGIN` (timing noise).
 Rejections are kept with their reason in the `TuneReport`.
 """
 
@@ -149,9 +149,13 @@ def tune_report(op: JitOperator, *inputs: torch.Tensor, device: Device | None = 
     if not timed:
         reasons = "; ".join(f"{c.values}: {c.reason}" for c in found) or "the search space is empty"
         raise Unresolvable(f"tune({type(op).__name__}): no candidate runs on {dev.name}: {reasons}")
+    winner = min(timed, key=lambda c: c.seconds)
     if measure is None and len(timed) > 1:
         timed = _final_round(op, dev, timed, picked, inputs, config, repeat, per_call)
-    winner = min(timed, key=lambda c: c.seconds)
+        winner = min(timed, key=lambda c: c.seconds)
+        default = next((c for c in timed if c.values == picked), None)
+        if default is not None and winner.seconds > default.seconds * (1 - MARGIN):
+            winner = default  # a gain within the timing noise does not replace resolve's pick
     report = TuneReport(op.replace(**winner.values).resolved(dev), winner.values, "search", found)
     if cache:
         TUNING_CACHE.store(op, dev, winner.values, summary=str(report))
@@ -214,6 +218,7 @@ def _time(ops: list[JitOperator], inputs: tuple, config: RunConfig | None, repea
 
 
 FINALISTS = 3
+MARGIN = 0.03  # how much faster than resolve's pick a timed winner must be to replace it
 
 
 def _final_round(op: JitOperator, dev: Device, timed: list[Candidate], picked: dict[str, Any] | None,
@@ -240,7 +245,8 @@ def tune(op: JitOperator, *inputs: torch.Tensor, device: Device | None = None,
     a cost function of a resolved candidate to use instead of timing. cache: read and write
     the `TuningCache`. progress: print a progress line (default: for more than 8
     candidates, on a terminal). Per-call values go in as keywords. The fastest few and the
-    one `resolve` picks are timed again side by side before the winner is chosen. Raises
+    one `resolve` picks are timed again side by side before the winner is chosen; the
+    `resolve` pick stays unless the fastest beats it by more than `MARGIN` (3%). Raises
     `Unresolvable` when no candidate runs, listing each one's reason.
     """
     return tune_report(op, *inputs, device=device, config=config, repeat=repeat, warmup=warmup,

@@ -90,8 +90,10 @@ class GEMM(JitOperator):
             n = c.shape[1]
             share = m // blocks
             first = pl.tile.get_block_idx() * share
-            for i in pl.range(first, first + share, tm):
-                for j in pl.range(0, n, tn):
+            # column strips outside: one strip's [K, tn] panel of b stays in L2 while the
+            # block's row tiles walk it (3-5% faster than rows outside at 1024^3)
+            for j in pl.range(0, n, tn):
+                for i in pl.range(first, first + share, tm):
                     acc0 = pl.matmul(pl.load(a, [i, 0], [tm, tk]), b_tile(b, 0, j))
                     for k, (acc,) in pl.range(tk, k_total, tk, init_values=(acc0,)):
                         acc_next = pl.matmul_acc(acc, pl.load(a, [i, k], [tm, tk]), b_tile(b, k, j))

@@ -91,3 +91,43 @@ def test_read_write_and_move() -> None:
     want = x.clone()
     want[0, 0] = x[1, 2]
     assert torch.equal(out, want)
+
+
+def _move_kernel(cast: bool):
+    """e = exp(x) once; three times: m = move(e) (or cast(e) to its own dtype), m + m summed
+    into a carried accumulator whose last step is itself a move (the yield's buffer is its
+    destination): out = 6 * exp(x)."""
+    from plang.codegen.kernel import compile_kernel
+    from plang.dtypes import FP32 as F
+    from plang.ir import FunctionType, ParamDirection, TensorType
+    from plang.ir.builder import IRBuilder
+
+    b = IRBuilder()
+    with b.function("moves", type=FunctionType.InCore) as f:
+        x = f.param("x", TensorType([8, 64], F))
+        out = f.param("out", TensorType([8, 64], F), ParamDirection.Out)
+        e = b.let("e", make_call("tile.exp", [b.let("t", make_call("tile.load", [x, [0, 0], [8, 64]]))]))
+        zero = b.let("z", make_call("tile.full", [[8, 64]], {"dtype": F, "value": 0.0}))
+        with b.for_range("i", 0, 3, 1, iter_args=[("acc", zero)]) as loop:
+            same = (make_call("tile.cast", [e], {"target_type": F}) if cast
+                    else make_call("tile.move", [e], {"target_memory": MemorySpace.Left}))
+            m = b.let("m", same)
+            s = b.let("s", make_call("tile.add", [m, m]))
+            total = b.let("total", make_call("tile.add", [loop.iter_args[0], s]))
+            b.yield_(b.let("moved", make_call("tile.move", [total], {"target_memory": MemorySpace.Vec})))
+        b.eval(make_call("tile.store", [loop.return_vars[0], [0, 0], out]))
+    return compile_kernel(f.function)
+
+
+@pytest.mark.parametrize("cast", [False, True])
+def test_a_move_of_a_dying_tile_takes_its_buffer(cast: bool) -> None:
+    """A move (or a same-dtype cast) of a tile nothing else reads is that tile's buffer: no
+    copy, even read in every step of a loop; a move whose result the loop carries still
+    goes into the carried buffer."""
+    k = _move_kernel(cast)
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    k(x, out)
+    torch.testing.assert_close(out, 6 * torch.exp(x), rtol=1e-6, atol=1e-6)
+    # e, z, the carried accumulator and the carried move's result: none for m
+    assert k.mlir_text.count("memref.alloca() {alignment = 64 : i64} : memref<512xf32>") == 4

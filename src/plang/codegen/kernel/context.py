@@ -16,6 +16,7 @@ from typing import Any, Iterator, Protocol
 from ... import ir as pir
 from ...dtypes import INDEX, DataType
 from ...passes.analysis.row_regions import use_counts
+from ...passes.analysis.var_uses import walk_stmts
 from .abi import SUPPORTED_DTYPES
 from .builder import KernelBuilder, TileBuf
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
@@ -104,6 +105,7 @@ class LowerContext:
         self.syncall_sites: list = []  # the kernel's barriers (`abi.SyncSite`), by site id
         self.cancel_word: ir.Value | None = None  # the launch's cancel pointer, loaded at entry
         self._use_counts: Counter | None = None
+        self._computed_vars: set | None = None
 
     @property
     def use_counts(self) -> Counter:
@@ -111,6 +113,25 @@ class LowerContext:
         if self._use_counts is None:
             self._use_counts = use_counts([self.function.body])
         return self._use_counts
+
+    def dies_into(self, var: pir.Expr) -> TileBuf | None:
+        """The buffer of tile `var` when the current call may take it as its own result: a
+        same-typed copy (a move, a cast to its own dtype) of a tile computed by an op that
+        nothing else reads, with no destination asked for. Iter args, loop results and
+        lazy tiles are excluded: another statement may still write or recompute them."""
+        if (self.defer or self.request.dest is not None or not isinstance(var, pir.Var)
+                or self.use_counts[var] != 1 or var not in self._computed()):
+            return None
+        tile = self.env.get(var)
+        return tile if isinstance(tile, TileBuf) else None
+
+    def _computed(self) -> set:
+        """The tile variables an op call assigns (computed once)."""
+        if self._computed_vars is None:
+            self._computed_vars = {st.var for st in walk_stmts(self.function.body)
+                                   if isinstance(st, pir.Assign) and isinstance(st.value, pir.Call)
+                                   and isinstance(st.var.type, pir.TileType)}
+        return self._computed_vars
 
     @property
     def call(self) -> pir.Call | None:

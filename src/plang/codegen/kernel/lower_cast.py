@@ -180,6 +180,9 @@ def lower_cast(lc: LowerContext, short: str, a: dict):
     mode = _name(a.get("mode", "round"), _MODES) or "round"
     sat = _name(a.get("saturation_mode"), ("off", "on"))
     check_convertible(lc, "tile.cast", src, dst)
+    same = lc.dies_into(a["input"]) if src is dst else None
+    if same is not None:  # a cast to its own dtype is the identity
+        return same
     conv = convert_fn(src, dst, mode, sat)
     return lc.elementwise([full(x)], lambda v: conv(v[0]), convert=False)
 

@@ -53,6 +53,11 @@ def lower_create(lc: LowerContext, short: str, a: dict) -> TileBuf:
 
 
 def lower_move(lc: LowerContext, short: str, a: dict):
+    """A copy into another memory space; the source's own buffer where it dies here (all
+    spaces are host memory)."""
+    same = lc.dies_into(a["tile"])
+    if same is not None:
+        return same
     return lc.elementwise([full(lc.operand(a["tile"]))], lambda x: x[0], convert=False)
 
 

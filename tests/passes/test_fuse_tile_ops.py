@@ -162,6 +162,47 @@ def test_a_matmul_with_a_fused_rhs_matches_torch():
     torch.testing.assert_close(out[:, :64], x[:, :64] @ x[:, 64:].exp(), rtol=1e-5, atol=1e-4)
 
 
+_PAST_A_REGION = kernel("""
+    b: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 64], [64, 64])
+    t: pl.Tile[[32, 64], pl.FP32] = pl.tile.load(x, [0, 0], [32, 64])
+    m: pl.Tile[[32, 1], pl.FP32] = pl.tile.row_max(t)
+    e: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_expdif(t, m)
+    s: pl.Tile[[32, 1], pl.FP32] = pl.tile.row_sum(e)
+    p: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_div(e, s)
+    c: pl.Tile[[32, 64], pl.FP32] = pl.tile.matmul(p, b)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(c, [0, 0], out)
+    return out_1
+""")
+
+
+def test_a_load_moves_past_a_row_region_into_the_matmul_reading_it():
+    """Attention's P @ V: the V load before the row softmax is fused into the matmul after
+    it (a region of tile ops writes no memory the load reads), so B is packed straight
+    from DDR instead of being copied into a tile first; the result matches torch."""
+    import torch
+
+    from plang.codegen.kernel import compile_kernel
+
+    check_pass("fuse_tile_ops", _PAST_A_REGION, kernel("""
+    with pl.fused(rows=32):
+        with pl.fused():
+            t: pl.Tile[[32, 64], pl.FP32] = pl.tile.load(x, [0, 0], [32, 64])
+            m: pl.Tile[[32, 1], pl.FP32] = pl.tile.row_max(t)
+        with pl.fused():
+            e: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_expdif(t, m)
+            s: pl.Tile[[32, 1], pl.FP32] = pl.tile.row_sum(e)
+        p: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_div(e, s)
+    c: pl.Tile[[32, 64], pl.FP32] = pl.tile.matmul(p, pl.tile.load(x, [0, 64], [64, 64]))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(c, [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
+    k = compile_kernel(passes.fuse_tile_ops()(parse(_PAST_A_REGION)).get("k"))
+    x, out = torch.randn(64, 128), torch.zeros(64, 128)
+    k(x, out)
+    want = torch.softmax(x[:32, :64], -1) @ x[:, 64:]
+    torch.testing.assert_close(out[:32, :64], want, rtol=1e-5, atol=1e-5)
+
+
 def test_only_core_functions_are_fused():
     src = kernel("""
     a: pl.Tensor[[64, 128], pl.FP32] = pl.tensor.exp(x)

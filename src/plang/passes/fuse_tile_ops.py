@@ -223,7 +223,10 @@ def _streamed_operand(call: Call, var: Var) -> bool:
 
 
 def _harmless(st: Stmt) -> bool:
-    """An assignment that writes no memory a fused producer could read."""
+    """An assignment that writes no memory a fused producer could read (or a fused region
+    of such assignments: a producer may move past a row softmax)."""
+    if isinstance(st, Scope) and st.kind is ScopeKind.Fused:
+        return all(_harmless(inner) for inner in flatten(st.body))
     if not isinstance(st, Assign):
         return False
     v = st.value

@@ -149,13 +149,13 @@ def tune_report(op: JitOperator, *inputs: torch.Tensor, device: Device | None = 
     if not timed:
         reasons = "; ".join(f"{c.values}: {c.reason}" for c in found) or "the search space is empty"
         raise Unresolvable(f"tune({type(op).__name__}): no candidate runs on {dev.name}: {reasons}")
-    winner = min(timed, key=lambda c: c.seconds)
-    if measure is None and len(timed) > 1:
+    final = measure is None and len(timed) > 1
+    if final:
         timed = _final_round(op, dev, timed, picked, inputs, config, repeat, per_call)
-        winner = min(timed, key=lambda c: c.seconds)
-        default = next((c for c in timed if c.values == picked), None)
-        if default is not None and winner.seconds > default.seconds * (1 - MARGIN):
-            winner = default  # a gain within the timing noise does not replace resolve's pick
+    winner = min(timed, key=lambda c: c.seconds)
+    default = next((c for c in timed if c.values == picked), None) if final else None
+    if default is not None and winner.seconds > default.seconds * (1 - MARGIN):
+        winner = default  # a gain within the timing noise does not replace resolve's pick
     report = TuneReport(op.replace(**winner.values).resolved(dev), winner.values, "search", found)
     if cache:
         TUNING_CACHE.store(op, dev, winner.values, summary=str(report))

@@ -7,9 +7,10 @@ row softmax (`row_max` → `row_expand_sub` → `exp` → `row_sum` → `row_exp
 runs per row as a max pass over the loaded row, an exp + sum pass into one row buffer and
 a scale + store pass, all within L1. Tiles read from before the region are viewed one row
 at a time; tiles the region defines and later code uses are copied row by row into full
-buffers (the yield hint's buffer when there is one). A one-row tile from before the region
-(a column broadcast's [1, N] operand) is read whole by every row. A region the parser read from source
-is checked first: every statement must be row-local with R rows.
+buffers (the yield hint's buffer when there is one). A one-row tile from before the
+region (a column broadcast's [1, N] operand) stays bound whole: every row reads all of it.
+A region the parser read from source is checked first: every statement must be row-local
+with R rows.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> No
         r = loop.induction_variable
         with lc.in_row_mode(RowMode(r, rows)):
             for v, full in outside.items():
-                if tile_rows(v.type) == rows:
+                if tile_rows(v.type) == rows:  # else a broadcast row, already bound whole
                     lc.bind(v, row_view(kb, full, r))
             lc.driver.lower_block(lc, body, {})
             for v, full in targets.items():

@@ -67,8 +67,9 @@ def _call_rows(call: Call, var_type, nested: bool) -> int | None:
     if call.op.name == "tile.store" and call.kwargs.get("atomic") not in (None, AtomicType.None_):
         return None
     rows: set = set()
+    broadcast = broadcast_row(call)
     for a in call_operands(call):
-        if a is broadcast_row(call):
+        if a is broadcast:
             continue
         if isinstance(a, Call):
             if not nested:

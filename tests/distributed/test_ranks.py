@@ -54,3 +54,10 @@ def test_a_hung_wait_fails_naming_the_rank_and_signal():
     assert done.returncode != 0
     assert re.search(r"WaitTimeout: rank \d: pld.system.wait on signal 'ready_buf' at \[1, 0\] timed out "
                      r"after 1.0s: value 0, waiting for Ge 1", done.stderr), done.stderr[-3000:]
+
+
+def test_a_host_program_on_the_reference_import_path_runs():
+    """`import plang.language as pl` in a host body: its `pl.range` is Python's range there too."""
+    done = run("reference_path.py")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "reference path ok" in done.stdout

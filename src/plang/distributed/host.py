@@ -142,7 +142,7 @@ def _rebound(func: Callable, ops: RankOps, dispatches: list) -> Callable:
     for name in func.__code__.co_names:
         value = glb.get(name)
         module = getattr(value, "__name__", None) if isinstance(value, types.ModuleType) else None
-        if module == "plang":
+        if module in ("plang", "plang.language"):  # `import plang as pl` or the reference's path
             glb[name] = _HostPl(value)
         elif module in MODULE_NAMES:
             glb[name] = _HostPld(ops, value)

@@ -1,6 +1,11 @@
-"""The `pl` DSL surface: typing helpers, op wrappers, parser constructs and entry points."""
+"""The `pl` DSL surface: typing helpers, op wrappers, parser constructs and entry points.
 
-from . import adir
+`import plang.language as pl` (the reference's `import pypto.language as pl`) is the whole
+`pl` face: the names defined above this package (`pl.jit`, the dtypes, the enums) resolve
+through the `plang` package (`facade`), which imports this one and so is always loaded.
+"""
+
+from . import adir, facade, optimizations
 from .constructs import (
     CrossCoreSlot,
     Split,
@@ -39,9 +44,11 @@ from .values import (
     DSLValue,
     DynVar,
     InOut,
+    IntLike,
     MemRef,
     Out,
     Ptr,
+    PtrType,
     Scalar,
     TaskId,
     Tensor,
@@ -56,15 +63,18 @@ from .values import (
 
 __all__ = [
     "adir",
+    "optimizations",
     "Array",
     "CrossCoreSlot",
     "DSLValue",
     "DynVar",
     "InOut",
+    "IntLike",
     "InlineFunction",
     "MemRef",
     "Out",
     "Ptr",
+    "PtrType",
     "Scalar",
     "Split",
     "TaskId",
@@ -117,3 +127,15 @@ __all__ = [
     "scalar",
     *UNIFIED_NAMES,
 ]
+
+
+def __getattr__(name: str):
+    if not name.startswith("__"):
+        face = facade.facade()
+        if name in vars(face):
+            return vars(face)[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {n for n in vars(facade.facade()) if not n.startswith("_")})

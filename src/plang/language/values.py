@@ -483,6 +483,9 @@ def dynamic(name: str) -> DynVar:
 TaskId = Scalar[TASK_ID]
 Unknown = TypeSpec(UnknownType())
 """`pl.Unknown`: the annotation of a value whose type is not known (printed IR only)."""
+IntLike = int | Scalar | Expr
+"""`pl.IntLike`: a type hint for Python helpers taking an index (a Python int, a DSL scalar
+or an IR expression)."""
 
 
 def annotation_type(obj: Any) -> Type:

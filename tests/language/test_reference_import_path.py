@@ -83,3 +83,17 @@ def test_the_optimizations_module_spells_the_same_entries():
     assert plang.ir.structural_equal(long, short)
     entries = "optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]"
     assert entries in long.as_python()
+
+
+def test_handlers_written_against_the_reference_diagnostics_catch_plangs_errors():
+    from plang.language.parser.diagnostics import ParserTypeError, UndefinedVariableError
+    from plang.language.parser.diagnostics.exceptions import UnsupportedFeatureError
+
+    head = ("import plang.language as pl\n\n\n@pl.function\n"
+            "def f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n")
+    with pytest.raises(UndefinedVariableError, match="no_such_name"):
+        pl.parse(head + "    return pl.add(x, no_such_name)\n")
+    with pytest.raises(ParserTypeError):
+        pl.parse(head + "    return pl.add(x, pl.create_tensor([8], dtype=pl.FP32))\n")
+    with pytest.raises(UnsupportedFeatureError):
+        pl.parse(head + "    y = lambda: x\n    return x\n")

@@ -1,0 +1,19 @@
+"""The parser's errors under the reference's module path
+(`pypto.language.parser.diagnostics.exceptions`), for handlers written against it. Each name
+is plang's own class (`plang.errors`); the reference's `UndefinedVariableError` and
+`UnsupportedFeatureError` are plang's `ParserNameError` and `UnsupportedConstructError`."""
+
+from ....errors import (
+    ParserError,
+    ParserNameError,
+    ParserSyntaxError,
+    ParserTypeError,
+    SSAViolationError,
+    UnsupportedConstructError,
+)
+
+UndefinedVariableError = ParserNameError
+UnsupportedFeatureError = UnsupportedConstructError
+
+__all__ = ["ParserError", "ParserSyntaxError", "ParserTypeError", "SSAViolationError",
+           "UndefinedVariableError", "UnsupportedFeatureError"]

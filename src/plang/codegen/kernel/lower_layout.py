@@ -58,7 +58,10 @@ def lower_move(lc: LowerContext, short: str, a: dict):
     same = lc.dies_into(a["tile"])
     if same is not None:
         return same
-    return lc.elementwise([full(lc.operand(a["tile"]))], lambda x: x[0], convert=False)
+    src = lc.operand(a["tile"])
+    if lc.defer and isinstance(src, LazyTile) and lc.call.op.name == "tile.move":
+        return src  # still deferred: the reader reads the source itself (and its DDR prefetch)
+    return lc.elementwise([full(src)], lambda x: x[0], convert=False)
 
 
 def lower_read(lc: LowerContext, short: str, a: dict):

@@ -39,6 +39,9 @@ ALLOWED_UPWARD_MODULES = {
     ("plang.language.distributed", "distributed"): "the reference's import path of pld "
                                                    "(pypto.language.distributed); nothing in plang "
                                                    "imports this module",
+    ("plang.runtime.distributed_runner", "distributed"): "the reference's import path of "
+                                                          "DistributedWorker; nothing in plang "
+                                                          "imports this module",
     ("plang.ir.distributed_compiled_program", "distributed"): "the reference's import path of "
                                                               "DistributedConfig and "
                                                               "DistributedCompiledProgram; nothing in "

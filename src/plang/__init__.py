@@ -74,11 +74,14 @@ ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
 AUTO = -1  # `pl.reserve_buffer(base=pl.AUTO)`: the compiler picks the address
 
+from . import runtime as _runtime  # noqa: E402
+from .distributed.host import DistributedWorker as _DistributedWorker  # noqa: E402
 from .jit import RUNTIME, JITFunction, jit  # noqa: E402
 from .jit import compile_program as compile  # noqa: E402
 from .runtime.compiled import CompiledProgram as _CompiledProgram  # noqa: E402
 from .version import __version__  # noqa: E402
 
 ir.CompiledProgram = _CompiledProgram  # the reference's `pypto.ir.CompiledProgram` (ir cannot import runtime)
+_runtime.DistributedWorker = _DistributedWorker  # the reference's `pypto.runtime.DistributedWorker`
 
 _register_facade(_sys.modules[__name__])  # the namespace `pl.` source text is read in

@@ -20,7 +20,7 @@ import re
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -31,6 +31,7 @@ from ..ir.enums import ParamDirection, ReduceOp
 from ..ir.expr import Call
 from ..ir.ops.registry import Op
 from ..ir.visitor import IRVisitor
+from ..runtime import ChipWorker, DeviceTensor, RunConfig, Worker
 from . import MODULE_NAMES
 from .launch import ensure_ranks, report_and_abort
 from .rank_ops import RankOps
@@ -101,10 +102,16 @@ class DistributedCompiledProgram:
 
     def __call__(self, *args: Any, config=None) -> None:
         timeout = getattr(config or self.config, "pipe_timeout", 30.0)
-        DistributedWorker(ensure_ranks(self.distributed_config.nranks, timeout)).run(self.host, args)
+        RankRunner(ensure_ranks(self.distributed_config.nranks, timeout)).run(self.host, args)
+
+    def prepare(self, extra_compiled: Sequence[DistributedCompiledProgram] = (), *,
+                callbacks: dict[str, Callable[..., Any]] | None = None):
+        """A `DistributedWorker` holding this program (and `extra_compiled`): ranks started
+        once, resident tensors shared by every dispatch."""
+        return DistributedWorker([self, *extra_compiled], self.config, callbacks=callbacks)
 
 
-class DistributedWorker:
+class RankRunner:
     """This process's rank: runs a host orchestrator's body and its own dispatches."""
 
     def __init__(self, comm) -> None:
@@ -128,6 +135,78 @@ class DistributedWorker:
         finally:
             bind_pld(None)
         self.comm.free_windows()
+
+
+class DistributedWorker(Worker):
+    """Distributed programs prepared once on this process's rank, dispatched many times: the
+    ranks start once, and the `DeviceTensor`s of `alloc_tensor` live on this rank's chip
+    across dispatches of any of the programs (a KV cache written by a prefill program and
+    read by every decode step). ``rt.run(compiled, *args)`` picks the program; ``rt(*args)``
+    only where one is prepared. `callbacks` bind the reference's abstract HOST SubWorkers,
+    which `@pl.jit.host` programs do not have: a name given is an error."""
+
+    def __init__(self, compiled: DistributedCompiledProgram | Sequence[DistributedCompiledProgram],
+                 config: RunConfig | None = None, *,
+                 callbacks: dict[str, Callable[..., Any]] | None = None) -> None:
+        programs = [compiled] if isinstance(compiled, DistributedCompiledProgram) else list(compiled)
+        if not programs:
+            raise ValueError("DistributedWorker requires at least one compiled program")
+        for p in programs:
+            if not isinstance(p, DistributedCompiledProgram):
+                raise TypeError(f"DistributedWorker takes DistributedCompiledPrograms (from "
+                                f"@pl.jit.host ....compile(...)), got {type(p).__name__}")
+            if p.distributed_config.device_ids != programs[0].distributed_config.device_ids:
+                raise ValueError(f"DistributedWorker: {p.host.name} runs on device_ids "
+                                 f"{p.distributed_config.device_ids}, {programs[0].host.name} on "
+                                 f"{programs[0].distributed_config.device_ids}: one worker serves one set")
+        if callbacks:
+            raise ValueError(f"callbacks names {sorted(callbacks)} are not sub-workers of any "
+                             f"prepared program")
+        self.config = config if config is not None else programs[0].config
+        self._programs = programs
+        timeout = getattr(self.config, "pipe_timeout", 30.0)
+        self._comm = ensure_ranks(programs[0].distributed_config.nranks, timeout)
+        self._chip = ChipWorker(self.config)
+
+    def register(self, compiled: DistributedCompiledProgram) -> Callable[..., None]:
+        """Prepare one more program on this worker; returns a function that runs it."""
+        if compiled not in self._programs:
+            self._programs.append(compiled)
+        return functools.partial(self.run, compiled)
+
+    def run(self, compiled: DistributedCompiledProgram, *args: Any) -> None:
+        """Run prepared program `compiled` on `args` (host tensors and this worker's
+        DeviceTensors) on every rank."""
+        if compiled not in self._programs:
+            name = getattr(getattr(compiled, "host", None), "name", type(compiled).__name__)
+            raise ValueError(f"DistributedWorker.run: {name} is not prepared on this worker "
+                             f"(prepare it with DistributedWorker([...]) or register())")
+        with self._chip.active():
+            RankRunner(self._comm).run(compiled.host, args)
+
+    def __call__(self, *args: Any) -> None:
+        if len(self._programs) > 1:
+            raise RuntimeError(f"rt(*args) is ambiguous with {len(self._programs)} prepared programs "
+                               f"({', '.join(p.host.name for p in self._programs)}): "
+                               f"call rt.run(compiled, *args)")
+        self.run(self._programs[0], *args)
+
+    def alloc_tensor(self, shape: Sequence[int], dtype: Any, init: Any = None) -> DeviceTensor:
+        """A zero-filled tensor resident on this rank's chip (`ChipWorker.alloc_tensor`)."""
+        return self._chip.alloc_tensor(shape, dtype, init)
+
+    def free_tensor(self, tensor: DeviceTensor) -> None:
+        self._chip.free_tensor(tensor)
+
+    def close(self) -> None:
+        """Release the resident tensors and the chip. Idempotent."""
+        self._chip.close()
+
+    def __enter__(self) -> DistributedWorker:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def _bcast(comm, t: torch.Tensor, root: int) -> None:
@@ -231,9 +310,10 @@ class _Dispatch:
         self.fn, self.ops, self.dispatches = fn, ops, dispatches
 
     def __call__(self, *args: Any, device: Any = None, **kwargs: Any) -> None:
-        if device is None:
-            raise DistributedError(f"a @pl.jit.host dispatch of {self.fn.name} needs device=<rank>")
-        rank = int(device)
+        if device is None and self.ops.nranks > 1:
+            raise DistributedError(f"a @pl.jit.host dispatch of {self.fn.name} on {self.ops.nranks} ranks "
+                                   f"needs device=<rank>")
+        rank = 0 if device is None else int(device)
         if not 0 <= rank < self.ops.nranks:
             raise DistributedError(f"{self.fn.name}(..., device={rank}): there are {self.ops.nranks} ranks")
         for spec, a in zip(self.fn.source.params, args):

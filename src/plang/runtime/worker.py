@@ -12,7 +12,8 @@ import copy
 import ctypes
 import threading
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -264,6 +265,16 @@ class ChipWorker(Worker):
     def __exit__(self, *exc: Any) -> None:
         ChipWorker._stack.remove(self)
         self.close()
+
+    @contextmanager
+    def active(self) -> Iterator[ChipWorker]:
+        """The current worker for the block (as ``with worker:``), left open after it."""
+        self._check_open()
+        ChipWorker._stack.append(self)
+        try:
+            yield self
+        finally:
+            ChipWorker._stack.remove(self)
 
     @classmethod
     def current(cls) -> ChipWorker | None:

@@ -59,9 +59,18 @@ def lower_move(lc: LowerContext, short: str, a: dict):
     if same is not None:
         return same
     src = lc.operand(a["tile"])
-    if lc.defer and isinstance(src, LazyTile) and lc.call.op.name == "tile.move":
-        return src  # still deferred: the reader reads the source itself (and its DDR prefetch)
+    if lc.call.op.name == "tile.move":
+        return _relabel(lc, src)
     return lc.elementwise([full(src)], lambda x: x[0], convert=False)
+
+
+def _relabel(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
+    """`x` as the current call's result of the same dims (a move, a reshape that keeps rows
+    and columns): a still-deferred tile passes through, so its reader reads the source itself
+    (a DDR load keeps its row-ahead prefetch); otherwise a copy."""
+    if lc.defer and isinstance(x, LazyTile):
+        return x
+    return lc.elementwise([full(x)], lambda v: v[0], convert=False)
 
 
 def lower_read(lc: LowerContext, short: str, a: dict):
@@ -228,7 +237,7 @@ def _element_copy(lc: LowerContext, src: TileBuf, out: TileBuf, src_offset) -> N
 def lower_reshape(lc: LowerContext, short: str, a: dict):
     x = lc.operand(a["input"])
     if tile_dims(lc.call.type, lc.where("tile.reshape")) == (x.rows, x.cols):
-        return lc.elementwise([full(x)], lambda v: v[0], convert=False)
+        return _relabel(lc, x)
     src = lc.tile(a["input"])
     out = lc.result_tile()
     kb = lc.kb

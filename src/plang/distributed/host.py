@@ -85,6 +85,13 @@ class HostFunction:
     def __call__(self, *args: Any, config=None) -> Any:
         return self.compile(*args, config=config)(*args)
 
+    sub_workers: tuple[str, ...] = ()  # (an L3 @pl.program's host has SubWorkers to bind)
+    runtime_bound: tuple[str, ...] = ()
+
+    def rank_body(self, ops: RankOps, dispatches: list, callbacks: dict) -> Callable:
+        """The body this rank runs: the function with `pl`, `pld` and its dispatches bound."""
+        return _rebound(self._func, ops, dispatches)
+
     def __repr__(self) -> str:
         return f"<pl.jit.host {self.name}>"
 
@@ -117,7 +124,7 @@ class RankRunner:
     def __init__(self, comm) -> None:
         self.comm = comm
 
-    def run(self, host: HostFunction, args: tuple) -> None:
+    def run(self, host: HostFunction, args: tuple, callbacks: dict | None = None) -> None:
         ops = RankOps(self.comm)
         for a in args:
             if isinstance(a, torch.Tensor):
@@ -125,7 +132,7 @@ class RankRunner:
         dispatches: list[tuple[int, torch.Tensor]] = []
         bind_pld(ops)
         try:
-            _rebound(host._func, ops, dispatches)(*args)
+            host.rank_body(ops, dispatches, callbacks or {})(*args)
             for root, out in dispatches:
                 _bcast(self.comm, out, root)
         except Exception as e:
@@ -142,8 +149,9 @@ class DistributedWorker(Worker):
     ranks start once, and the `DeviceTensor`s of `alloc_tensor` live on this rank's chip
     across dispatches of any of the programs (a KV cache written by a prefill program and
     read by every decode step). ``rt.run(compiled, *args)`` picks the program; ``rt(*args)``
-    only where one is prepared. `callbacks` bind the reference's abstract HOST SubWorkers,
-    which `@pl.jit.host` programs do not have: a name given is an error."""
+    only where one is prepared. `callbacks` bind the SubWorkers of L3 `@pl.program`s by name
+    (each called with the list of its arguments); every SubWorker declared with a `...`
+    body must be bound, and every name must be a SubWorker of a prepared program."""
 
     def __init__(self, compiled: DistributedCompiledProgram | Sequence[DistributedCompiledProgram],
                  config: RunConfig | None = None, *,
@@ -159,9 +167,17 @@ class DistributedWorker(Worker):
                 raise ValueError(f"DistributedWorker: {p.host.name} runs on device_ids "
                                  f"{p.distributed_config.device_ids}, {programs[0].host.name} on "
                                  f"{programs[0].distributed_config.device_ids}: one worker serves one set")
-        if callbacks:
-            raise ValueError(f"callbacks names {sorted(callbacks)} are not sub-workers of any "
-                             f"prepared program")
+        callbacks = dict(callbacks or {})
+        unknown = sorted(set(callbacks) - {n for p in programs for n in p.host.sub_workers})
+        if unknown:
+            raise ValueError(f"callbacks names {unknown} are not sub-workers of any prepared program")
+        for p in programs:
+            missing = [n for n in p.host.runtime_bound if n not in callbacks]
+            if missing:
+                raise ValueError(f"SubWorker {missing[0]!r} of {p.host.name} is runtime-bound (declared "
+                                 f"with a `...` body): bind it with "
+                                 f"prepare(callbacks={{{missing[0]!r}: fn}})")
+        self._callbacks = callbacks
         self.config = config if config is not None else programs[0].config
         self._programs = programs
         timeout = getattr(self.config, "pipe_timeout", 30.0)
@@ -182,7 +198,7 @@ class DistributedWorker(Worker):
             raise ValueError(f"DistributedWorker.run: {name} is not prepared on this worker "
                              f"(prepare it with DistributedWorker([...]) or register())")
         with self._chip.active():
-            RankRunner(self._comm).run(compiled.host, args)
+            RankRunner(self._comm).run(compiled.host, args, self._callbacks)
 
     def __call__(self, *args: Any) -> None:
         if len(self._programs) > 1:

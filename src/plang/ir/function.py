@@ -37,6 +37,12 @@ class Function(Node):
                   return_types=tuple(return_types), body=body, func_type=func_type,
                   level=level, role=role, attrs=freeze_attrs(attrs))
 
+    @property
+    def requires_runtime_binding(self) -> bool:
+        """A HOST SubWorker declared with a `...` body: its implementation is a callback bound
+        when the program is prepared."""
+        return bool(self.attrs.get("requires_runtime_binding", False))
+
     def as_python(self) -> str:
         return as_python(self)
 
@@ -62,6 +68,10 @@ class Program(Node):
             return self.functions[name]
         except KeyError:
             raise KeyError(f"program {self.name!r} has no function {name!r}") from None
+
+    def get_function(self, name: str) -> Function | None:
+        """The function called `name`, else None."""
+        return self.functions.get(name)
 
     def with_functions(self, functions: Sequence[Function]) -> Program:
         return Program(self.name, functions, self.span)

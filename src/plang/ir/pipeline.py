@@ -79,7 +79,8 @@ def compile(program: Any, output_dir: str | None = None,  # noqa: A001  (the ref
         if options["memory_planner"] is MemoryPlanner.PTOAS:
             refuse_colive_slots(program)
     return _compiler()(program, None, output_dir=output_dir, strategy=strategy, dump_passes=dump_passes,
-                       backend_type=backend_type, platform=platform)
+                       backend_type=backend_type, platform=platform,
+                       distributed_config=options.get("distributed_config"))
 
 
 def compile_for(program: Any, config: Any) -> Any:

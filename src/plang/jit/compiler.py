@@ -184,15 +184,23 @@ def compile_program(program, config=None, entry: str | None = None):
 
 
 def _reference_compile(program, config=None, *, output_dir=None, strategy="Default", dump_passes=True,
-                       backend_type=None, platform=None):
+                       backend_type=None, platform=None, distributed_config=None):
     """`plang.ir.compile`: with a `RunConfig`, compile for it; else build one from the
-    reference's keywords (artefacts always written, to `output_dir`)."""
+    reference's keywords (artefacts always written, to `output_dir`). A program with a
+    HOST-level Orchestrator compiled with `distributed_config` is an L3 program: a
+    `DistributedCompiledProgram` whose chip entries compile when first dispatched."""
+    from ..distributed.host import DistributedCompiledProgram
+    from ..distributed.l3_program import L3Host, host_orchestrator
+    from ..ir.function import Program
     from ..runtime import RunConfig
 
     if config is None:
         config = RunConfig(platform=platform or "cpu", strategy=strategy, dump_passes=dump_passes,
                            save_kernels=True, save_kernels_dir=output_dir,
                            **({} if backend_type is None else {"backend_type": backend_type}))
+    if distributed_config is not None and isinstance(program, Program) and host_orchestrator(program):
+        host = L3Host(program, lambda chip, entry: compile_program(chip, config, entry=entry))
+        return DistributedCompiledProgram(host, distributed_config, config)
     return compile_program(program, config)
 
 

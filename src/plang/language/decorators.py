@@ -68,12 +68,14 @@ def _raise_clean(err: ParserError) -> None:
     raise err.with_traceback(None) from None
 
 
-def _is_method(func: Any) -> bool:
+def _is_method(func: Any, options: FunctionOptions) -> bool:
+    """Defined in a class body: a `self` method, or a HOST-level function of a program
+    (the reference's SubWorker callbacks take no `self`)."""
     parts = func.__qualname__.split(".")
     code = func.__code__
-    return (
-        len(parts) >= 2 and parts[-2] != "<locals>" and code.co_argcount > 0 and code.co_varnames[0] == "self"
-    )
+    in_class = len(parts) >= 2 and parts[-2] != "<locals>"
+    takes_self = code.co_argcount > 0 and code.co_varnames[0] == "self"
+    return in_class and (takes_self or options.level is Level.HOST)
 
 
 class DeferredMethod:
@@ -95,7 +97,7 @@ class FunctionDecorator:
 
     def __call__(self, func: Callable[..., Any]) -> Function | DeferredMethod:
         enclosing = _enclosing_locals(func)
-        if _is_method(func):
+        if _is_method(func, self.options):
             return DeferredMethod(func, self.options, enclosing)
         try:
             return parse_function(_live_source(func, self.options, enclosing))

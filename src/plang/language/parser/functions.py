@@ -146,6 +146,8 @@ class FunctionParser:
                     fdef,
                 )
             attrs[k] = v
+        if opts.role is Role.SubWorker and _is_stub(fdef):
+            attrs["requires_runtime_binding"] = True
         if not opts.auto_scope:
             attrs["auto_scope"] = False
         if opts.strict_ssa:

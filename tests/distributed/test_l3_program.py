@@ -47,19 +47,14 @@ class Inspected:
 
 @pl.program
 class Looping:
-    @pl.function(type=pl.FunctionType.InCore)
-    def tile_add(self, a: T, b: T, f: pl.Out[T]) -> T:
-        return pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], f)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def chip_orch(self, a: T, b: T, f: pl.Out[T]) -> T:
-        return self.tile_add(a, b, f)
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def log(x: T):
+        pass
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-    def host_orch(self, a: T, b: T, f: pl.Out[T]) -> T:
+    def host_orch(self, x: T):
         for i in pl.range(2):
-            f = self.chip_orch(a, b, f)
-        return f
+            self.log(x)
 
 
 ONE_RANK = DistributedConfig(device_ids=[0])
@@ -104,5 +99,5 @@ def test_a_loop_in_an_l3_orchestrator_is_a_located_error():
     compiled = ir.compile(Looping, distributed_config=ONE_RANK)
     with pytest.raises(UnsupportedConstructError, match="a For statement in L3 orchestrator 'host_orch'") \
             as e:
-        compiled(torch.zeros(16, 16), torch.zeros(16, 16), torch.zeros(16, 16))
+        compiled(torch.zeros(16, 16))
     assert "test_l3_program.py" in str(e.value) and "@pl.jit.host" in str(e.value)

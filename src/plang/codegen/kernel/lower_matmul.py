@@ -13,7 +13,7 @@ copy):
 * FP32: packed as is (prefetching rows ahead: `vectors.prefetch_ahead`), except that a B
   already in a tile buffer is read in place. When B's chunks are the panels, the first row
   block of each panel packs it as it computes (no separate packing pass: 512x256x256 with B
-  in L2, +7%).
+  in L2, +7%), where the panels are 64 columns or wider (`FP32_INLINE_PANEL`).
 * BF16 where the target has the pair dot product (`isa.bf16_dot`, AVX512-BF16): packed
   pair-interleaved along k, two k steps per instruction, FP32 accumulation; elsewhere as FP16.
 * FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A is
@@ -38,6 +38,10 @@ from .vector_math import splat
 from .vectors import LazyTile, prefetch_ahead, read_chunk
 
 LANES = 16
+FP32_INLINE_PANEL = 64
+"""The narrowest FP32 panel packed inline. A narrower one reads each B row from DDR in short
+pieces, a row pitch apart, panel after panel: 16-column panels (AVX2) took the 1024^3 matmul
+from 0.90 to 0.55-0.6 of OpenBLAS; the separate pass reads whole rows."""
 _ACC = {FP32: FP32, FP16: FP32, BF16: FP32, INT8: INT32}
 
 
@@ -62,9 +66,10 @@ class _Operands:
         self.is_int = a.dtype is INT8
         self.K = a.cols
         # B is packed by the first row block of each panel as it computes (its B reads
-        # overlap the FMAs / dot products) when the panels are the B chunks themselves
-        self.pack_inline = (self.dot or a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr) \
-            and b.pitch == out_pitch
+        # overlap the FMAs / dot products) when the panels are the B chunks themselves; FP32
+        # only with panels of FP32_INLINE_PANEL columns or more
+        fp32_inline = a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
+        self.pack_inline = (self.dot or fp32_inline) and b.pitch == out_pitch
         self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
         if a.dtype is FP32 and isinstance(b, TileBuf):
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch

@@ -39,7 +39,7 @@ class Inspected:
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host_orch(self, a: T, b: T, f: pl.Out[T]) -> T:
-        out = self.chip_orch(a, b, f)
+        out = self.chip_orch(a, b, f, device=0)
         self.inspect(out)
         self.log_done(out)
         return out
@@ -55,6 +55,21 @@ class Looping:
     def host_orch(self, x: T):
         for i in pl.range(2):
             self.log(x)
+
+
+@pl.program
+class OnDeviceOne:
+    @pl.function(type=pl.FunctionType.InCore)
+    def tile_copy(self, a: T, f: pl.Out[T]) -> T:
+        return pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(self, a: T, f: pl.Out[T]) -> T:
+        return self.tile_copy(a, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: T, f: pl.Out[T]) -> T:
+        return self.chip_orch(a, f, device=1)
 
 
 ONE_RANK = DistributedConfig(device_ids=[0])
@@ -101,3 +116,9 @@ def test_a_loop_in_an_l3_orchestrator_is_a_located_error():
             as e:
         compiled(torch.zeros(16, 16))
     assert "test_l3_program.py" in str(e.value) and "@pl.jit.host" in str(e.value)
+
+
+def test_a_dispatch_to_another_device_is_a_located_error():
+    compiled = ir.compile(OnDeviceOne, distributed_config=ONE_RANK)
+    with pytest.raises(UnsupportedConstructError, match="a dispatch to device 1 in L3 orchestrator"):
+        compiled(torch.zeros(16, 16), torch.zeros(16, 16))

@@ -67,6 +67,9 @@ class HostFunction:
     """Created by `@pl.jit.host`: `compile(*args, config=RunConfig(distributed_config=...))`
     gives a DistributedCompiledProgram; calling it compiles and runs."""
 
+    sub_workers: tuple[str, ...] = ()  # (an L3 @pl.program's host has SubWorkers to bind)
+    runtime_bound: tuple[str, ...] = ()
+
     def __init__(self, func: Callable) -> None:
         self._func = func
         functools.update_wrapper(self, func)
@@ -84,9 +87,6 @@ class HostFunction:
 
     def __call__(self, *args: Any, config=None) -> Any:
         return self.compile(*args, config=config)(*args)
-
-    sub_workers: tuple[str, ...] = ()  # (an L3 @pl.program's host has SubWorkers to bind)
-    runtime_bound: tuple[str, ...] = ()
 
     def rank_body(self, ops: RankOps, dispatches: list, callbacks: dict) -> Callable:
         """The body this rank runs: the function with `pl`, `pld` and its dispatches bound."""

@@ -94,8 +94,8 @@ class L3Host:
         if callee.level is Level.HOST:
             raise self._unsupported(e, f"a call of HOST function {callee.name!r} (role {callee.role})")
         device = (e.kwargs or {}).get("device")
-        if device not in (None, 0) and not (isinstance(device, ConstInt) and device.value == 0):
-            raise self._unsupported(e, f"a dispatch to device {device}")
+        if device is not None and self._expr(device, env, callbacks) != 0:
+            raise self._unsupported(e, f"a dispatch to device {self._expr(device, env, callbacks)}")
         compiled = self._compiled.get(callee.name)
         if compiled is None:
             compiled = self._compiled[callee.name] = self._compile_chip(self._chip, callee.name)

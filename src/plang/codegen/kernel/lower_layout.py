@@ -54,23 +54,20 @@ def lower_create(lc: LowerContext, short: str, a: dict) -> TileBuf:
 
 def lower_move(lc: LowerContext, short: str, a: dict):
     """A copy into another memory space; the source's own buffer where it dies here (all
-    spaces are host memory)."""
-    same = lc.dies_into(a["tile"])
-    if same is not None:
-        return same
-    src = lc.operand(a["tile"])
-    if lc.call.op.name == "tile.move":
-        return _relabel(lc, src)
-    return lc.elementwise([full(src)], lambda x: x[0], convert=False)
+    spaces are host memory), a still-deferred source itself (`_relabel`)."""
+    return lc.dies_into(a["tile"]) or _relabel(lc, lc.operand(a["tile"]))
+
+
+def copy_tile(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
+    """`x` as the current call's result: an identity chunk map (deferred where it may be)."""
+    return lc.elementwise([full(x)], lambda v: v[0], convert=False)
 
 
 def _relabel(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
-    """`x` as the current call's result of the same dims (a move, a reshape that keeps rows
-    and columns): a still-deferred tile passes through, so its reader reads the source itself
-    (a DDR load keeps its row-ahead prefetch); otherwise a copy."""
-    if lc.defer and isinstance(x, LazyTile):
-        return x
-    return lc.elementwise([full(x)], lambda v: v[0], convert=False)
+    """`x` as the current call's result of the same dims and valid region (a move, a reshape
+    that keeps rows and columns): a still-deferred tile passes through, so its reader reads
+    the source itself (a DDR load keeps its row-ahead prefetch); otherwise a copy."""
+    return x if lc.defer and isinstance(x, LazyTile) else copy_tile(lc, x)
 
 
 def lower_read(lc: LowerContext, short: str, a: dict):

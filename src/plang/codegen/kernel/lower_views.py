@@ -10,7 +10,7 @@ from ... import ir as pir
 from ...dtypes import INT32
 from .builder import mlir_type
 from .context import LowerContext
-from .lower_layout import lower_move, lower_slice, lower_transpose
+from .lower_layout import copy_tile, lower_slice, lower_transpose
 from .mlir import arith, ir, memref
 
 
@@ -24,7 +24,8 @@ def lower_transpose_view(lc: LowerContext, short: str, a: dict):
 
 
 def lower_set_validshape(lc: LowerContext, short: str, a: dict):
-    return lower_move(lc, "move", {"tile": a["tile"]})
+    """The tile under a new valid region: its own buffer where it dies here, else a copy."""
+    return lc.dies_into(a["tile"]) or copy_tile(lc, lc.operand(a["tile"]))
 
 
 def lower_reinterpret_view(lc: LowerContext, short: str, a: dict):

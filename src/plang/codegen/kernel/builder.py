@@ -2,7 +2,8 @@
 
 It owns the module and the kernel function, maps plang dtypes to MLIR types, creates
 constants and loops, and allocates tile buffers once at function entry (64-byte aligned
-stack buffers: never inside a loop, where `memref.alloca` would grow the stack every trip).
+stack buffers: never inside a loop, where `memref.alloca` would grow the stack every trip;
+`alloc_heap` for the few too large for the stack, freed by `finish`).
 
 A tile lives in a `TileBuf`: a flat buffer of `rows * pitch` elements whose row pitch is
 the column count rounded up to the tile's vector width, so elementwise work streams whole
@@ -95,6 +96,9 @@ class KernelBuilder:
         self.entry = self.func.add_entry_block()
         self.args = list(self.entry.arguments)
         self.nontemporal = False  # some store is non-temporal (see `streaming_store`)
+        self.heap: list[ir.Value] = []  # buffers `finish` frees
+        self.caches: dict = {}  # per-call caches by key (`pack_cache.PanelCache`)
+        self.counted: dict[ir.Value, tuple] = {}  # a counted scf.while's iv: (op, (lo, hi, step))
 
     # -- constants ----------------------------------------------------------------------
     def idx(self, value: int) -> ir.Value:
@@ -131,6 +135,22 @@ class KernelBuilder:
         with ir.InsertionPoint.at_block_begin(self.entry):
             return memref.alloca(t, [], [], alignment=ALIGN)
 
+    def alloc_heap(self, elem: ir.Type, count: int) -> ir.Value:
+        """A buffer too large for the stack, allocated at function entry and freed at its
+        end (its address is 0 where the allocation failed)."""
+        with ir.InsertionPoint.at_block_begin(self.entry):
+            buf = memref.alloc(ir.MemRefType.get([count], elem), [], [], alignment=ALIGN)
+        self.heap.append(buf)
+        return buf
+
+    def alloc_zeroed(self, elem: ir.Type, count: int) -> ir.Value:
+        """A small integer buffer allocated and zeroed at function entry."""
+        with ir.InsertionPoint.at_block_begin(self.entry):
+            buf = memref.alloca(ir.MemRefType.get([count], elem), [], [], alignment=ALIGN)
+            with self.loop(0, count) as lp:
+                memref.store(arith.constant(elem, 0), buf, [lp.induction_variable])
+        return buf
+
     def with_valid(self, tile: TileBuf, valid: tuple[ir.Value, ir.Value]) -> TileBuf:
         return TileBuf(tile.buf, tile.dtype, tile.rows, tile.cols, tile.pitch, tile.width, valid)
 
@@ -164,6 +184,8 @@ class KernelBuilder:
         with ir.InsertionPoint(self.entry):
             if self.nontemporal:
                 isa.store_fence()
+            for buf in self.heap:
+                memref.dealloc(buf)
             func.ReturnOp([])
         return self.module
 

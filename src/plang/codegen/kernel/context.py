@@ -69,6 +69,7 @@ class DdrTensor:
 
     memref: ir.Value
     type: pir.TensorType
+    load_only: bool = False  # the kernel only reads it, with tile.load
 
     @property
     def rank(self) -> int:

@@ -50,6 +50,7 @@ from .lower_memory import tensor_bytes
 from .lower_rows import lower_row_region
 from .lower_scalar import convert, lower_scalar, scalar_type
 from .mlir import KernelCompileError, arith, ir, scf
+from .pack_cache import load_only_tensors
 from .vectors import LazyTile, copy_tile
 
 Lowering = Callable[[LowerContext, str, dict], Any]
@@ -95,9 +96,10 @@ def build_module(function: pir.Function, check_sites: list | None = None,
     lc = LowerContext(kb, function, kb.args[-1], _Driver())
     with ir.InsertionPoint(kb.entry):
         dynamic_dims: dict[pir.Var, tuple[DdrTensor, int]] = {}
+        load_only = load_only_tensors(function)
         for p, a, v in zip(function.params, sig.args, kb.args):
             if isinstance(a, TensorArg):
-                tensor = DdrTensor(v, p.type)
+                tensor = DdrTensor(v, p.type, p in load_only)
                 lc.bind(p, tensor)
                 for axis, d in enumerate(p.type.shape):
                     if isinstance(d, pir.Var):
@@ -309,6 +311,7 @@ def _lower_for(lc: LowerContext, st: pir.For) -> None:
     with ir.InsertionPoint(before):
         go = arith.cmpi(arith.CmpIPredicate.slt, before.arguments[0], hi)
         scf.condition(arith.andi(go, running(lc)), list(before.arguments))
+    lc.kb.counted[after.arguments[0]] = (loop, (lo, hi, step))
     with ir.InsertionPoint(after):
         lc.bind(st.loop_var, (after.arguments[0], INDEX))
         for (ia, _), arg in zip(scalars, list(after.arguments)[1:]):

@@ -19,6 +19,10 @@ copy):
 * FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A is
   converted once into a scratch buffer.
 
+Where the same B tiles come back in a loop (the row strips of a GEMM), each is packed once
+per call into the call's `pack_cache.PanelCache` and read from there, the first block of a
+panel prefetching the next one (1024^3 fp32 at x86-64-v3: 0.84 -> 0.96 of OpenBLAS).
+
 The block shape MR × NR comes from the target (`isa.matmul_block`: 6 × 64 with 32 zmm
 registers, 6 × 16 with 16 ymm).
 
@@ -34,6 +38,7 @@ from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import LowerContext, unsupported
 from .lower_scalar import convert, lower_scalar
 from .mlir import arith, ir, memref, scf, vector
+from .pack_cache import PanelCache, repeats
 from .vector_math import splat
 from .vectors import LazyTile, prefetch_ahead, read_chunk
 
@@ -71,13 +76,42 @@ class _Operands:
         fp32_inline = a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
         self.pack_inline = (self.dot or fp32_inline) and b.pitch == out_pitch
         self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
+        self.base, self.fresh, self.mark = kb.idx(0), None, None
         if a.dtype is FP32 and isinstance(b, TileBuf):
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
-        elif self.pack_inline:
-            buf = kb.alloc_scratch(mlir_type(b.dtype), self.K * b.pitch)
-            self.b_buf, self.panel, self.row = buf, self.K, b.width
-        else:
-            self.b_buf, self.panel, self.row = self._pack_b(b), self.K, b.width if self.dot else nr
+            return
+        self.panel, self.row = self.K, b.width if self.dot or self.pack_inline else nr
+        elem = mlir_type(b.dtype) if self.dot else acc_elem
+        self.b_buf = kb.alloc_scratch(elem, self.K * b.pitch)
+        self._use_cache(b, elem)
+        if not self.pack_inline:
+            if self.fresh is None:
+                self._pack_b(b)
+            else:
+                with ir.InsertionPoint(scf.IfOp(self.fresh).then_block):
+                    self._pack_b(b)
+                    self.mark()
+                    scf.yield_([])
+
+    def _use_cache(self, b: TileBuf | LazyTile, elem: ir.Type) -> None:
+        """Packs into a slot of the call's `PanelCache` for B's tensor where the same B tiles
+        come back in a loop: `b_buf` / `base` address the slot (or the scratch buffer, off
+        the tile grid), `fresh` says whether to pack, `mark()` records it packed."""
+        origin = b.origin if isinstance(b, LazyTile) else None
+        kb, size = self.kb, self.K * b.pitch
+        nbytes = (b.dtype if self.dot else _ACC[b.dtype]).itemsize
+        if origin is None or not PanelCache.fits(origin, nbytes, size) or not repeats(kb, origin.offsets):
+            return
+        key = (origin.key, origin.tile, self.nr, self.dot, str(elem))
+        if key not in kb.caches:
+            kb.caches[key] = PanelCache(kb, origin, elem, size)
+        cache = kb.caches[key]
+        ok, index, packed = cache.slot(origin.offsets)
+        dyn = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], elem)
+        self.b_buf = arith.select(ok, memref.cast(dyn, cache.buf), memref.cast(dyn, self.b_buf))
+        self.base = arith.muli(index, kb.idx(size))
+        self.fresh = arith.xori(packed, arith.constant(packed.type, 1))
+        self.mark = lambda: cache.mark(ok, index)
 
     def _convert_a(self) -> ir.Value:
         """A converted to the accumulator type once (vector conversions), so the k loop
@@ -91,21 +125,21 @@ class _Operands:
             vector.store(arith.extsi(wide, v) if self.is_int else isa.extf(wide, v), buf, [i])
         return buf
 
-    def _pack_b(self, b: TileBuf | LazyTile) -> ir.Value:
-        """B packed into panels `nr` columns wide (a B chunk of width w fills w / nr panels)."""
+    def _pack_b(self, b: TileBuf | LazyTile) -> None:
+        """Packs B into `b_buf`'s panels `nr` columns wide (a B chunk of width w fills w / nr
+        panels)."""
         kb, w, nr = self.kb, b.width, self.nr
         elem = mlir_type(b.dtype) if self.dot else self.acc_elem
-        buf = kb.alloc_scratch(elem, self.K * b.pitch)
         with kb.loop(0, self.K // 2 if self.dot else self.K) as lk:
             k = lk.induction_variable
             with kb.loop(0, b.pitch, w) as ln:
                 c = ln.induction_variable
-                base = arith.muli(c, kb.idx(self.K))
+                base = arith.addi(self.base, arith.muli(c, kb.idx(self.K)))
                 if self.dot:  # Bp[kp, n, 0..1] = (B[2kp, n], B[2kp+1, n]): one load per dot
                     k0 = arith.muli(k, kb.idx(2))
                     v = vector.interleave(read_chunk(kb, b, k0, c),
                                           read_chunk(kb, b, arith.addi(k0, kb.idx(1)), c))
-                    vector.store(v, buf, [arith.addi(base, arith.muli(k, kb.idx(2 * w)))])
+                    vector.store(v, self.b_buf, [arith.addi(base, arith.muli(k, kb.idx(2 * w)))])
                 else:
                     v = read_chunk(kb, b, k, c)
                     prefetch_ahead(kb, b, k, c)
@@ -117,8 +151,7 @@ class _Operands:
                         part = v if nr == w else vector.extract_strided_slice(_vt(elem, nr), v, [j], [nr],
                                                                               [1])
                         off = arith.addi(arith.addi(base, kb.idx(j * self.K)), arith.muli(k, kb.idx(nr)))
-                        vector.store(part, buf, [off])
-        return buf
+                        vector.store(part, self.b_buf, [off])
 
     def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
         """A[row, k] broadcast to a vector of accumulator lanes (converted)."""
@@ -138,7 +171,7 @@ class _Operands:
     def _b_offset(self, k: ir.Value, n0: ir.Value, lane: int, pairs: int) -> ir.Value:
         kb = self.kb
         off = arith.addi(arith.muli(n0, kb.idx(self.panel)), arith.muli(k, kb.idx(pairs * self.row)))
-        return arith.addi(off, kb.idx(pairs * lane))
+        return arith.addi(arith.addi(self.base, off), kb.idx(pairs * lane))
 
     def b_row(self, k: ir.Value, n0: ir.Value, lane: int) -> ir.Value:
         """B[k, n0 + lane : n0 + lane + 16]."""
@@ -174,9 +207,10 @@ class _Operands:
 
 
 def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir.Value,
-           mr: int, nv: int, init, pack: bool = False) -> None:
+           mr: int, nv: int, init, pack: bool = False, ahead: ir.Value | None = None) -> None:
     """out[m0:m0+mr, n0:n0+16*nv] = init(row, col) + A[m0:m0+mr, :] @ B[:, n0:...];
-    `pack`: this block packs B's panel at n0 (inline packing)."""
+    `pack`: this block packs B's panel at n0 (inline packing); `ahead`: it prefetches the
+    panel at that column (a cached panel, out of L2)."""
     accs = [init(i, j) for i in range(mr) for j in range(nv)]
     rows = [arith.addi(m0, kb.idx(i)) for i in range(mr)]
     cols = [arith.addi(n0, kb.idx(LANES * j)) for j in range(nv)]
@@ -184,6 +218,9 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K // 2), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             kp = loop.induction_variable
+            if ahead is not None:
+                for j in range(nv):
+                    memref.prefetch(ops.b_buf, [ops._b_offset(kp, ahead, LANES * j, 2)], False, 3, True)
             bs = ops.pack_rows(kp, n0, nv) if pack else [ops.b_pair_row(kp, n0, LANES * j) for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
@@ -195,6 +232,9 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
         loop = scf.ForOp(kb.idx(0), kb.idx(ops.K), kb.idx(1), accs)
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
+            if ahead is not None:
+                for j in range(nv):
+                    memref.prefetch(ops.b_buf, [ops._b_offset(k, ahead, LANES * j, 1)], False, 3, True)
             bs = ops.pack_rows(k, n0, nv) if pack else [ops.b_row(k, n0, LANES * j) for j in range(nv)]
             it = iter(loop.inner_iter_args)
             new = []
@@ -223,21 +263,37 @@ def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileB
     m_main = (out.rows // MR) * MR
     rest = out.rows - m_main
 
-    def block(m0: ir.Value, n0: ir.Value, mr: int, pack: bool = False) -> None:
+    def block(m0: ir.Value, n0: ir.Value, mr: int, pack: bool = False, ahead=None) -> None:
         _block(kb, ops, out, m0, n0, mr, nv,
-               lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))), pack)
+               lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))), pack,
+               ahead)
 
-    with kb.loop(0, out.pitch, nr) as ln:
-        n0 = ln.induction_variable
-        first = 0
-        if ops.pack_inline:  # the first row block packs the panel
-            first = MR if m_main else out.rows
-            block(kb.idx(0), n0, first, pack=True)
-        if m_main > first:
-            with kb.loop(first, m_main, MR) as lm:
-                block(lm.induction_variable, n0, MR)
-        if rest and out.rows > first:
-            block(kb.idx(m_main), n0, rest)
+    def panels(pack: bool) -> None:
+        cached = ops.fresh is not None and not pack
+        with kb.loop(0, out.pitch, nr) as ln:
+            n0 = ln.induction_variable
+            first = 0
+            if pack or cached:  # the first row block packs the panel, or fetches the next one
+                first = MR if m_main else out.rows
+                ahead = arith.remui(arith.addi(n0, kb.idx(nr)), kb.idx(out.pitch)) if cached else None
+                block(kb.idx(0), n0, first, pack=pack, ahead=ahead)
+            if m_main > first:
+                with kb.loop(first, m_main, MR) as lm:
+                    block(lm.induction_variable, n0, MR)
+            if rest and out.rows > first:
+                block(kb.idx(m_main), n0, rest)
+
+    if not ops.pack_inline or ops.fresh is None:
+        panels(ops.pack_inline)
+        return
+    branch = scf.IfOp(ops.fresh, [], has_else=True)  # packed panels in the call's cache: read them
+    with ir.InsertionPoint(branch.then_block):
+        panels(True)
+        ops.mark()
+        scf.yield_([])
+    with ir.InsertionPoint(branch.else_block):
+        panels(False)
+        scf.yield_([])
 
 
 def _check(lc: LowerContext, name: str, a: TileBuf, b: TileBuf | LazyTile, out_dtype: DataType) -> None:

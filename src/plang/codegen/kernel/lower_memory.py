@@ -27,6 +27,7 @@ from .context import DdrTensor, LowerContext
 from .lower_cast import check_convertible, convert_fn
 from .lower_scalar import convert
 from .mlir import arith, ir, memref, scf
+from .pack_cache import DdrOrigin
 from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
 
@@ -129,9 +130,14 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
         for j in range(0, width, max(1, 64 // t.dtype.itemsize)):
             memref.prefetch(ddr.memref, window.index(idx, arith.addi(c, kb.idx(j))), False, 3, True)
 
+    dims = ddr.type.static_shape
+    origin = None
+    if (ddr.load_only and dims is not None and len(shape) == len(dims) and t.valid_shape is None
+            and lc.row_mode is None and not a.get("clamp")):
+        origin = DdrOrigin(id(ddr), dims, tuple(shape), tuple(offsets))
     # a row-mode load reads one row at a time, in L1-sized passes: nothing to run ahead of
     lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk,
-                    prefetch if lc.row_mode is None else None)
+                    prefetch if lc.row_mode is None else None, origin)
     if lc.defer:
         return lazy
     out = lc.result_tile()

@@ -10,6 +10,7 @@ from ...dtypes import BF16, FP16, FP32, DataType
 from . import isa
 from .builder import KernelBuilder, TileBuf, geometry, mlir_type
 from .mlir import arith, ir, memref, scf, vector
+from .pack_cache import DdrOrigin
 
 
 def vtype(width: int, dtype: DataType) -> ir.VectorType:
@@ -112,6 +113,7 @@ class LazyTile:
     valid: tuple[ir.Value, ir.Value]
     chunk: Callable[[ir.Value, ir.Value], ir.Value]
     prefetch: Callable[[ir.Value, ir.Value], None] | None = None  # a DDR load's: see prefetch_ahead
+    origin: DdrOrigin | None = None  # a DDR load's, where its panels may be cached (pack_cache)
 
 
 PREFETCH_ROWS = 4

@@ -88,3 +88,12 @@ def test_attention(dtype):
     assert op.scale == 0.125
     expected = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
     torch.testing.assert_close(op(q, k, v, config=CONFIG), expected, rtol=2e-2, atol=2e-2)
+
+
+def test_attention_blocks_that_split_a_head():
+    """3 heads of 2 query blocks over 2 SPMD blocks: each block walks its pairs head by
+    head, one head's query blocks split between the two."""
+    q, k, v = (torch.randn(3, 128, 64) for _ in range(3))
+    op = Attention(H=3, S=128, L=128, D=64, qr=64, kv=64, blocks=2)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(op(q, k, v, config=CONFIG), expected, rtol=2e-2, atol=2e-2)

@@ -67,37 +67,41 @@ class Attention(JitOperator):
                              f"of tiles, the vector buffer holds {have // 1024} KiB")
 
     def build(self, cores):
-        qr, kv, blocks, scale = cores.qr, cores.kv, cores.blocks, cores.scale
+        qr, kv, blocks, scale, D = cores.qr, cores.kv, cores.blocks, cores.scale, cores.D
         dtype = as_data_type(cores.dtype)  # P goes back to the cube in the inputs' dtype
+
+        @pl.jit.inline
+        def query_block(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, o: pl.Tensor, h: pl.Scalar[pl.INDEX],
+                        r: pl.Scalar[pl.INDEX]):
+            # q scaled once per query block, not the scores once per key block
+            qt = pl.mul(pl.reshape(pl.slice(q, [1, qr, D], [h, r, 0]), [qr, D]), scale)
+            m0 = pl.tensor.full([qr, 1], pl.FP32, -1e30)
+            l0 = pl.tensor.full([qr, 1], pl.FP32, 0.0)
+            acc0 = pl.tensor.full([qr, D], pl.FP32, 0.0)
+            for j, (m, l, acc) in pl.range(0, k.shape[1], kv, init_values=(m0, l0, acc0)):
+                kj = pl.reshape(pl.slice(k, [1, kv, D], [h, j, 0]), [kv, D])
+                vj = pl.reshape(pl.slice(v, [1, kv, D], [h, j, 0]), [kv, D])
+                s = pl.matmul(qt, kj, b_trans=True, out_dtype=pl.FP32)
+                m_new = pl.maximum(m, pl.row_max(s))
+                p = pl.row_expand_expdif(s, m_new)
+                alpha = pl.exp(pl.sub(m, m_new))
+                l_new = pl.add(pl.mul(l, alpha), pl.row_sum(p))
+                pv = pl.matmul(pl.cast(p, dtype), vj, out_dtype=pl.FP32)
+                acc_new = pl.add(pl.row_expand_mul(acc, alpha), pv)
+                m_out, l_out, acc_out = pl.yield_(m_new, l_new, acc_new)
+            out = pl.reshape(pl.row_expand_div(acc_out, l_out), [1, qr, D])
+            return pl.assemble(o, out, [h, r, 0])
 
         @pl.jit.incore(single_core=True)
         def attention_block(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, o: pl.Out[pl.Tensor]):
-            s_len, d = q.shape[1], q.shape[2]
-            l_len = k.shape[1]
-            per_head = s_len // qr
+            per_head = q.shape[1] // qr
             share = q.shape[0] * per_head // blocks
             first = pl.tile.get_block_idx() * share
-            for t in pl.range(first, first + share):
-                h = t // per_head
-                r = (t % per_head) * qr
-                # q scaled once per query block, not the scores once per key block
-                qt = pl.mul(pl.reshape(pl.slice(q, [1, qr, d], [h, r, 0]), [qr, d]), scale)
-                m0 = pl.tensor.full([qr, 1], pl.FP32, -1e30)
-                l0 = pl.tensor.full([qr, 1], pl.FP32, 0.0)
-                acc0 = pl.tensor.full([qr, d], pl.FP32, 0.0)
-                for j, (m, l, acc) in pl.range(0, l_len, kv, init_values=(m0, l0, acc0)):
-                    kj = pl.reshape(pl.slice(k, [1, kv, d], [h, j, 0]), [kv, d])
-                    vj = pl.reshape(pl.slice(v, [1, kv, d], [h, j, 0]), [kv, d])
-                    s = pl.matmul(qt, kj, b_trans=True, out_dtype=pl.FP32)
-                    m_new = pl.maximum(m, pl.row_max(s))
-                    p = pl.row_expand_expdif(s, m_new)
-                    alpha = pl.exp(pl.sub(m, m_new))
-                    l_new = pl.add(pl.mul(l, alpha), pl.row_sum(p))
-                    pv = pl.matmul(pl.cast(p, dtype), vj, out_dtype=pl.FP32)
-                    acc_new = pl.add(pl.row_expand_mul(acc, alpha), pv)
-                    m_out, l_out, acc_out = pl.yield_(m_new, l_new, acc_new)
-                out = pl.reshape(pl.row_expand_div(acc_out, l_out), [1, qr, d])
-                o = pl.assemble(o, out, [h, r, 0])
+            last = first + share
+            # pairs by head: the key / value tiles recur through a head's query blocks
+            for h in pl.range(first // per_head, (last + per_head - 1) // per_head):
+                for t in pl.range(pl.max(first, h * per_head), pl.min(last, (h + 1) * per_head)):
+                    o = query_block(q, k, v, o, h, (t - h * per_head) * qr)
             return o
 
         @pl.jit

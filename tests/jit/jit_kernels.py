@@ -68,6 +68,30 @@ def fused_bias_relu(x: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
     return y
 
 
+@pl.jit.inline
+def row_block_sums(x: pl.Tensor, y: pl.Tensor, r: pl.Scalar[pl.INDEX]):
+    """y[r:r+16] = the sum of x's 16-row blocks from row r on, shaped by a local extent."""
+    d = x.shape[1]
+    first = pl.slice(x, [16, d], [r, 0])
+    for i, (acc,) in pl.range(r + 16, x.shape[0], 16, init_values=(first,)):
+        acc_next = pl.add(acc, pl.slice(x, [16, d], [i, 0]))
+        total = pl.yield_(acc_next)
+    return pl.assemble(y, total, [r, 0])
+
+
+@pl.jit.incore
+def block_sums_tile(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    for r in pl.range(0, x.shape[0], 16):
+        y = row_block_sums(x, y, r)
+    return y
+
+
+@pl.jit
+def block_sums(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = block_sums_tile(x, y)
+    return y
+
+
 @pl.jit
 def bad_shapes(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     c = add_tile(a, a, c, a)

@@ -142,6 +142,14 @@ def test_inline_helper_taking_tiles():
     torch.testing.assert_close(y, torch.relu(x + b))
 
 
+def test_inline_helper_shaping_its_tiles_by_a_local_extent():
+    x, y = torch.randn(64, 32), torch.zeros(64, 32)
+    K.block_sums(x, y)
+    blocks = x.reshape(4, 16, 32)
+    want = torch.cat([blocks[i:].sum(0) for i in range(4)])
+    torch.testing.assert_close(y, want, rtol=1e-5, atol=1e-5)
+
+
 def test_errors_in_kernels_point_at_the_users_file_and_line():
     import inspect
 

@@ -191,6 +191,45 @@ def test_dynamic_dims_of_the_inlined_body_take_the_callers_shapes():
     """, ("NoInlineFunctions", "TypeCheck"))
 
 
+def test_a_local_extent_in_the_bodys_types_is_renamed_with_it():
+    """`@pl.jit.inline` bodies read extents into locals (`d = x.shape[1]`) and shape their
+    tiles by them: the renamed local must be the one the types name, also inside loops."""
+    check_pass("inline_functions", """
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Inline)
+            def rows(self, x: pl.Tensor[[128, 64], pl.FP32],
+                     o: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+                d: pl.Scalar[pl.INDEX] = 64
+                t: pl.Tensor[[16, d], pl.FP32] = pl.slice(x, [16, d], [0, 0])
+                for i, (acc,) in pl.range(2, init_values=(t,)):
+                    a2: pl.Tensor[[16, d], pl.FP32] = pl.add(acc, t)
+                    r: pl.Tensor[[16, d], pl.FP32] = pl.yield_(a2)
+                o2: pl.Tensor[[16, 64], pl.FP32] = pl.assemble(o, r, [0, 0])
+                return o2
+
+            @pl.function
+            def main(self, a: pl.Tensor[[128, 64], pl.FP32],
+                     b: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+                z: pl.Tensor[[16, 64], pl.FP32] = self.rows(a, b)
+                return z
+    """, """
+        @pl.program
+        class P:
+            @pl.function
+            def main(self, a: pl.Tensor[[128, 64], pl.FP32],
+                     b: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+                d: pl.Scalar[pl.INDEX] = 64
+                t: pl.Tensor[[16, d], pl.FP32] = pl.slice(a, [16, d], [0, 0])
+                for i, (acc,) in pl.range(2, init_values=(t,)):
+                    a2: pl.Tensor[[16, d], pl.FP32] = pl.add(acc, t)
+                    r: pl.Tensor[[16, d], pl.FP32] = pl.yield_(a2)
+                o2: pl.Tensor[[16, 64], pl.FP32] = pl.assemble(b, r, [0, 0])
+                z: pl.Tensor[[16, 64], pl.FP32] = o2
+                return z
+    """, ("NoInlineFunctions", "TypeCheck"))
+
+
 def test_one_dynamic_dim_bound_to_two_sizes_is_an_error():
     src = """
         N = pl.dynamic("N")

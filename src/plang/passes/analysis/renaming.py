@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...ir.expr import Expr, IterArg, Var
 from ...ir.stmt import Stmt
+from ...ir.types import ShapedType, TupleType
 from .const_eval import fold
 from .var_rewrite import VarRewriter
 from .var_uses import defined_vars
@@ -35,8 +36,12 @@ def rename_locals(s: Stmt, mapping: dict[Var, Expr] | None = None) -> Stmt:
     types too: a mapped dynamic dim in a local's shape is replaced); a bound Var that
     `mapping` maps to a Var is renamed to that one."""
     full = dict(mapping or {})
+    local = [v for v in defined_vars(s) if not isinstance(v, IterArg) and not isinstance(full.get(v), Var)]
+    shaped = [v for v in local if isinstance(v.type, (ShapedType, TupleType))]
+    for v in local:  # scalars first: a local's shape may name one (`d = x.shape[1]`)
+        if not isinstance(v.type, (ShapedType, TupleType)):
+            full[v] = Var(v.name, v.type, v.span)
     retype = VarRewriter(full).type
-    for v in defined_vars(s):
-        if not isinstance(v, IterArg) and not isinstance(full.get(v), Var):
-            full[v] = Var(v.name, retype(v.type), v.span)
+    for v in shaped:
+        full[v] = Var(v.name, retype(v.type), v.span)
     return Renamer(full).stmt(s)

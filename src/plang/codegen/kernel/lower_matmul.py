@@ -81,9 +81,9 @@ class _Operands:
             self.b_buf, self.panel, self.row = b.buf, 1, b.pitch
             return
         self.panel, self.row = self.K, b.width if self.dot or self.pack_inline else nr
-        elem = mlir_type(b.dtype) if self.dot else acc_elem
-        self.b_buf = kb.alloc_scratch(elem, self.K * b.pitch)
-        self._use_cache(b, elem)
+        self.b_elem = mlir_type(b.dtype) if self.dot else acc_elem  # what packed B holds
+        self.b_buf = kb.alloc_scratch(self.b_elem, self.K * b.pitch)
+        self._use_cache(b)
         if not self.pack_inline:
             if self.fresh is None:
                 self._pack_b(b)
@@ -93,7 +93,7 @@ class _Operands:
                     self.mark()
                     scf.yield_([])
 
-    def _use_cache(self, b: TileBuf | LazyTile, elem: ir.Type) -> None:
+    def _use_cache(self, b: TileBuf | LazyTile) -> None:
         """Packs into a slot of the call's `PanelCache` for B's tensor where the same B tiles
         come back in a loop: `b_buf` / `base` address the slot (or the scratch buffer, off
         the tile grid), `fresh` says whether to pack, `mark()` records it packed."""
@@ -102,6 +102,7 @@ class _Operands:
         nbytes = (b.dtype if self.dot else _ACC[b.dtype]).itemsize
         if origin is None or not PanelCache.fits(origin, nbytes, size) or not repeats(kb, origin.offsets):
             return
+        elem = self.b_elem
         key = (origin.key, origin.tile, self.nr, self.dot, str(elem))
         if key not in kb.caches:
             kb.caches[key] = PanelCache(kb, origin, elem, size)
@@ -128,8 +129,7 @@ class _Operands:
     def _pack_b(self, b: TileBuf | LazyTile) -> None:
         """Packs B into `b_buf`'s panels `nr` columns wide (a B chunk of width w fills w / nr
         panels)."""
-        kb, w, nr = self.kb, b.width, self.nr
-        elem = mlir_type(b.dtype) if self.dot else self.acc_elem
+        kb, w, nr, elem = self.kb, b.width, self.nr, self.b_elem
         with kb.loop(0, self.K // 2 if self.dot else self.K) as lk:
             k = lk.induction_variable
             with kb.loop(0, b.pitch, w) as ln:

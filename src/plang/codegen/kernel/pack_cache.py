@@ -3,7 +3,7 @@
 A matmul packs its B tile into contiguous panels before (or while) it computes. In a GEMM
 loop nest `for i: for j: for k: C[i, j] += A[i, k] @ B[k, j]` the same B tiles come back on
 every row strip `i`, and each would be packed again: 16 times over for the 1024^3 FP32
-matmul from 64 x 256 x 256 tiles, a tenth of its time at x86-64-v3. So where B is a DDR load
+matmul from 64 x 256 x 256 tiles, about a fifth of its `perf` samples at x86-64-v3. So where B is a DDR load
 whose offsets do not follow some enclosing loop (`repeats`), its panels go into a slot of a
 per-call buffer (`PanelCache`, one slot per tile position of the tensor, allocated at kernel
 entry, freed at its end) the first time and are read from there afterwards.
@@ -139,7 +139,8 @@ def repeats(kb: KernelBuilder, offsets: tuple[ir.Value, ...]) -> bool:
         if op.name in ("scf.for", "scf.while") and op not in behind:
             bounds = _for_bounds(op) if op.name == "scf.for" else next(
                 (b for loop, b in kb.counted.values() if loop == op), None)
-            if bounds is None or (_trips(bounds) or 2) > 1:
+            trips = None if bounds is None else _trips(bounds)
+            if trips is None or trips > 1:
                 return True
         op = op.parent
     return False

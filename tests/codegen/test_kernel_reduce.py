@@ -76,16 +76,23 @@ def test_reduction(direction: str, op: str, dtype: str) -> None:
         assert torch.equal(out, want)
 
 
-def test_row_max_propagates_nan() -> None:
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_row_max_and_min_propagate_nan_and_infinities(op: str) -> None:
+    """NaN anywhere in a row (first, mid-chunk, last valid column) makes its max / min NaN;
+    infinities and all-infinite rows reduce as torch's do."""
     from plang.dtypes import FP32
 
-    k = tile_kernel("rmax", [FP32], FP32, (2, 20), (2, 20), (0, 0),
-                    lambda b, t: make_call("tile.row_max", [t[0], t[0]]), out_tile_shape=(2, 1))
-    x = torch.randn(2, 20)
-    x[1, 7] = float("nan")
-    out = torch.zeros(2, 1)
+    k = tile_kernel(f"r{op}", [FP32], FP32, (6, 37), (6, 37), (0, 0),
+                    lambda b, t: make_call(f"tile.row_{op}", [t[0], t[0]]), out_tile_shape=(6, 1))
+    x = torch.randn(6, 37)
+    x[1, 0] = x[2, 21] = x[3, 36] = float("nan")
+    x[4, 5], x[4, 30] = float("inf"), float("-inf")
+    x[5] = float("-inf") if op == "max" else float("inf")
+    out = torch.zeros(6, 1)
     k(x, out)
-    assert out[0, 0] == x[0].max() and out[1, 0].isnan()
+    want = torch.amax(x, 1, keepdim=True) if op == "max" else torch.amin(x, 1, keepdim=True)
+    torch.testing.assert_close(out, want, equal_nan=True, rtol=0, atol=0)
+    assert out[1:4].isnan().all() and not out[[0, 4, 5]].isnan().any()
 
 
 def test_softmax_with_fused_reductions() -> None:

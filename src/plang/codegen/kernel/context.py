@@ -102,6 +102,9 @@ class LowerContext:
         self.request: Request | None = None
         self.prebound: dict[pir.Assign, TileBuf] = {}
         self.row_mode: RowMode | None = None
+        # the enclosing loops, innermost last: (a for loop's var, its next value) or None (a
+        # while loop); a load prefetches the tile its loop's next iteration reads from them
+        self.next_iteration: list[tuple[pir.Var, ir.Value] | None] = []
         self.check_sites: list = []  # the kernel's bounds checks (`checks.CheckSite`), by site id
         self.syncall_sites: list = []  # the kernel's barriers (`abi.SyncSite`), by site id
         self.cancel_word: ir.Value | None = None  # the launch's cancel pointer, loaded at entry

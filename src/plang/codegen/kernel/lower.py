@@ -316,8 +316,11 @@ def _lower_for(lc: LowerContext, st: pir.For) -> None:
         lc.bind(st.loop_var, (after.arguments[0], INDEX))
         for (ia, _), arg in zip(scalars, list(after.arguments)[1:]):
             lc.bind(ia, (arg, ia.type.dtype))
+        following = arith.addi(after.arguments[0], step)
+        lc.next_iteration.append((st.loop_var, following))
         yielded = lower_stmt(lc, st.body, hints) or []
-        scf.yield_([arith.addi(after.arguments[0], step)]
+        lc.next_iteration.pop()
+        scf.yield_([following]
                    + _finish_yield(lc, st.iter_args, yielded, dict(buffers)))
     _bind_results(lc, st.iter_args, st.return_vars, list(loop.results)[1:], dict(buffers))
 
@@ -397,6 +400,8 @@ def _lower_while(lc: LowerContext, st: pir.While) -> None:
     with ir.InsertionPoint(after):
         for (ia, _), arg in zip(scalars, after.arguments):
             lc.bind(ia, (arg, ia.type.dtype))
+        lc.next_iteration.append(None)  # no next iteration to compute offsets for
         yielded = lower_stmt(lc, st.body) or []
+        lc.next_iteration.pop()
         scf.yield_(_finish_yield(lc, st.iter_args, yielded, dict(buffers)))
     _bind_results(lc, st.iter_args, st.return_vars, list(op.results), dict(buffers))

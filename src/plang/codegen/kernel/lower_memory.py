@@ -16,11 +16,13 @@ atomic read-modify-writes, so concurrent blocks may add into the same window.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from ... import ir as pir
-from ...dtypes import BOOL, INT64, DataType
+from ...dtypes import BOOL, INDEX, INT64, DataType
 from ...ir.enums import AtomicType
+from ...passes.analysis.var_uses import expr_vars
 from .builder import KernelBuilder, TileBuf, geometry
 from .checks import check_bounds, only_if, running
 from .context import DdrTensor, LowerContext
@@ -95,6 +97,47 @@ class _Window:
         return n if inside is None else arith.select(inside, n, self.kb.idx(0))
 
 
+NEXT_TILE_BYTES = 16 << 10
+"""The largest tile a load prefetches for its loop's next iteration."""
+
+
+def _arithmetic(e: pir.Expr) -> bool:
+    """Whether `e` is computed from variables and constants alone (no call to repeat)."""
+    if isinstance(e, pir.BinaryExpr):
+        return _arithmetic(e.lhs) and _arithmetic(e.rhs)
+    if isinstance(e, (pir.UnaryExpr, pir.Cast)):
+        return _arithmetic(e.operand)
+    return isinstance(e, (pir.Var, pir.ConstInt))
+
+
+def _next_offsets(lc: LowerContext, offsets: Sequence[pir.Expr]) -> list[ir.Value] | None:
+    """`offsets` as the next iteration of the innermost enclosing loop computes them (None
+    when they do not follow that loop)."""
+    if not lc.next_iteration or lc.next_iteration[-1] is None or not all(map(_arithmetic, offsets)):
+        return None
+    var, following = lc.next_iteration[-1]
+    if not any(var in expr_vars(e) for e in offsets):
+        return None
+    current = lc.env[var]
+    lc.bind(var, (following, INDEX))
+    try:
+        return [lc.index(e) for e in offsets]
+    finally:
+        lc.bind(var, current)
+
+
+def _next_window(lc: LowerContext, ddr: DdrTensor, offsets: Sequence[pir.Expr],
+                 wanted: list[ir.Value], shape: Sequence[int], dtype: DataType) -> _Window | None:
+    """The window a load in a loop reads on the loop's next iteration (None: none to
+    prefetch). A loop whose every iteration loads a tile of rows a page apart (softmax of a
+    [1, N] row per step) otherwise starts each at DRAM latency: hardware prefetchers stop at
+    page boundaries."""
+    if math.prod(shape) * dtype.itemsize > NEXT_TILE_BYTES:
+        return None
+    nxt = _next_offsets(lc, offsets)
+    return None if nxt is None else _Window(lc, ddr, nxt, wanted, shape)
+
+
 def _map(rank: int) -> ir.AffineMapAttr:
     return ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1))
 
@@ -117,11 +160,17 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     wanted = _per_dim(lc, t.valid_shape, shape)
     ok = check_bounds(lc, a["tensor"], offsets, wanted, _dims(ddr), clamp=bool(a.get("clamp")))
     window = _Window(lc, ddr, offsets, wanted, shape, ok)
+    ahead = _next_window(lc, ddr, a["offsets"].elements, wanted, shape, t.dtype)
     vt = vtype(width, t.dtype)
     pad = kb.const_of(vt.element_type, 0)
 
     def chunk(r: ir.Value, c: ir.Value) -> ir.Value:
         idx = window.split(arith.addi(first_row, r))
+        if ahead is not None:  # the next iteration's chunk (or, past its window, this one)
+            nidx = ahead.split(arith.addi(first_row, r))
+            there = arith.cmpi(arith.CmpIPredicate.sgt, ahead.lanes(nidx, c), kb.idx(0))
+            at = [arith.select(there, n, h) for n, h in zip(ahead.index(nidx, c), window.index(idx, c))]
+            memref.prefetch(ddr.memref, at, False, 3, True)
         return read_chunk_masked(kb, vt, ddr.memref, window.index(idx, c), _map(ddr.rank), pad,
                                  window.lanes(idx, c))
 

@@ -290,7 +290,8 @@ def test_scatter_with_duplicate_indices(dtype: str) -> None:
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16", "INT8"])
 @pytest.mark.parametrize("shapes", [((3, 5, 20), (3, 20, 17)), ((2, 3, 7, 9), (3, 9, 32)),
-                                    ((7, 9), (2, 9, 16)), ((2, 1, 13, 8), (1, 3, 8, 33))])
+                                    ((7, 9), (2, 9, 16)), ((2, 1, 13, 8), (1, 3, 8, 33)),
+                                    ((2, 32, 64), (2, 64, 64))])  # BF16: AMX tiles where the host has them
 def test_batch_matmul_broadcasts_batch_dims(dtype: str, shapes) -> None:
     d = DataType.from_name(dtype)
     acc = INT32 if dtype == "INT8" else FP32

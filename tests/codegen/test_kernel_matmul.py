@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from plang.codegen.kernel import KernelCompileError, compile_kernel
-from plang.dtypes import BOOL, FP32, INT32, DataType
+from plang.dtypes import BF16, BOOL, FP32, INT32, DataType
 from plang.ir import FunctionType, ParamDirection, ScalarType, TensorType
 from plang.ir.builder import IRBuilder
 from plang.ir.enums import MemorySpace
 from plang.ir.ops import make_call
-from plang.target import Device, runnable_levels
+from plang.target import Device, Isa, runnable_levels
 
 
 def _kernel(op: str, d: DataType, m: int, n: int, k: int, device: Device | None = None):
@@ -152,3 +152,31 @@ def test_b_reshaped_and_moved_stays_a_prefetched_ddr_read() -> None:
         got = torch.empty(m, n)
         kern(x, y, got)
         torch.testing.assert_close(got.double(), x.double() @ y[0].double(), rtol=1e-4, atol=1e-4)
+
+
+AMX = "x86-64-v4" in runnable_levels() and Isa.parse("x86-64-v4").amx_bf16
+needs_amx = pytest.mark.skipif(not AMX, reason="this host has no AMX-BF16 tiles (or the OS refuses them)")
+
+
+@needs_amx
+@pytest.mark.parametrize("op", ["matmul", "matmul_acc", "matmul_bias"])
+@pytest.mark.parametrize("shape", [(32, 64, 64), (48, 80, 96), (16, 128, 1056)])
+def test_bf16_matmul_on_amx_tiles(op: str, shape: tuple[int, int, int]) -> None:
+    """BF16 on AMX tiles: 2x2-tile blocks with 16-row / 16-column edges, k in unrolled runs
+    (1056 = 33 steps of 32: a first run, a looped run and a remainder), every start (zero,
+    bias, accumulator, init_cond); against float64 and against the same kernel without AMX."""
+    m, n, k = shape
+    kern = _kernel(op, BF16, m, n, k, Device(isa="x86-64-v4"))
+    plain = _kernel(op, BF16, m, n, k, Device(isa="x86-64-v4,-amx-bf16"))
+    assert "x86.amx.tile_mulf" in kern.mlir_text and "x86.amx" not in plain.mlir_text
+    a, b = _operands(BF16, m, n, k)
+    c0 = torch.randint(-50, 50, (1 if op == "matmul_bias" else m, n)).float()
+    for fresh in (False, True):
+        out, ref = torch.zeros(m, n), torch.zeros(m, n)
+        kern(a, b, c0, fresh, out)
+        plain(a, b, c0, fresh, ref)
+        want = a.double() @ b.double()
+        if op == "matmul_bias" or (op == "matmul_acc" and not fresh):
+            want = want + c0.double()
+        torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-3)
+        torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-3)

@@ -31,6 +31,16 @@ def test_feature_modifiers_and_round_trip_of_the_spec() -> None:
     assert str(Isa.parse("x86-64-v2")) == "x86-64-v2"
 
 
+def test_amx_tiles_only_at_v4_where_the_host_and_the_os_allow_them() -> None:
+    """AMX needs the CPU flags and the OS's grant of the tile state to this process."""
+    v3, v4 = Isa.parse("x86-64-v3"), Isa.parse("x86-64-v4")
+    host_has = X86_HOST and {"amx_tile", "amx_bf16"} <= host_facts.cpu_flags() and host_facts.amx_permitted()
+    assert not v3.amx_bf16 and v4.amx_bf16 == host_has
+    off = Isa.parse("x86-64-v4,-amx-bf16")
+    assert not off.amx_bf16 and Isa.parse(off.spec()) == off
+    assert ("amx-bf16" in v4.describe()) == host_has
+
+
 @pytest.mark.parametrize("spec, message", [
     ("x86-64-v5", "unknown ISA level 'x86-64-v5'; levels: x86-64, x86-64-v2, x86-64-v3, x86-64-v4, aarch64"),
     ("x86-64-v3,avx2", "'avx2' is not +feature / -feature"),

@@ -1,4 +1,5 @@
-"""Facts about the host CPU, read once: architecture, feature flags, last-level cache size.
+"""Facts about the host CPU, read once: architecture, feature flags, last-level cache size,
+and whether the OS lets this process use AMX tiles.
 
 This is the only module that reads `/proc/cpuinfo` and `/sys`; everything else asks the
 kernel target (`plang.target.Isa`), which is built from these facts.
@@ -6,6 +7,7 @@ kernel target (`plang.target.Isa`), which is built from these facts.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import glob
 import platform
@@ -28,6 +30,25 @@ def cpu_flags() -> frozenset:
     except OSError:
         pass
     return frozenset()
+
+
+_SYS_ARCH_PRCTL = 158  # x86-64 syscall number
+_ARCH_REQ_XCOMP_PERM = 0x1023
+_XFEATURE_XTILEDATA = 18
+
+
+@functools.cache
+def amx_permitted() -> bool:
+    """Whether this process may execute AMX tile instructions. Linux hands out the (large)
+    tile state only on request; the first call asks, for the whole process and the threads
+    it starts (without it the first tile instruction is SIGILL)."""
+    if machine() != "x86_64" or "amx_tile" not in cpu_flags():
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 @functools.cache

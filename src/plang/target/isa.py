@@ -2,7 +2,7 @@
 
 A level is named like the x86-64 psABI micro-architecture levels — `x86-64` (SSE2),
 `x86-64-v2` (SSE4.2), `x86-64-v3` (AVX2, FMA, F16C), `x86-64-v4` (AVX-512 F/BW/CD/DQ/VL, plus
-BF16 and VNNI where the host has them) — or `aarch64` (NEON). A spec may add or drop LLVM
+BF16, VNNI and AMX-BF16 tiles where the host has them) — or `aarch64` (NEON). A spec may add or drop LLVM
 features after the level: `"x86-64-v4,-avx512bf16"` is AVX-512 without BF16 instructions.
 
 The default is `$PLANG_ISA`, else the host's best level. Lowerings read the facts below
@@ -30,6 +30,7 @@ _X86_FLAG = {
     "movbe": "movbe", "xsave": "xsave", "avx512f": "avx512f", "avx512bw": "avx512bw",
     "avx512cd": "avx512cd", "avx512dq": "avx512dq", "avx512vl": "avx512vl",
     "evex512": "avx512f", "avx512bf16": "avx512_bf16", "avx512vnni": "avx512_vnni",
+    "amx-tile": "amx_tile", "amx-bf16": "amx_bf16",
 }
 _AARCH64_FLAG = {"neon": "asimd", "fullfp16": "asimdhp", "bf16": "bf16"}
 
@@ -40,7 +41,7 @@ _LEVELS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "x86-64-v3": ("x86-64-v3", ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave"),
                   ()),
     "x86-64-v4": ("x86-64-v4", ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "evex512"),
-                  ("avx512bf16", "avx512vnni")),
+                  ("avx512bf16", "avx512vnni", "amx-tile", "amx-bf16")),
     "aarch64": ("generic", ("neon",), ("fullfp16", "bf16")),
 }
 _X86_LEVELS = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4")
@@ -77,8 +78,7 @@ class Isa:
         features: set[str] = set()
         for name in (_X86_LEVELS[:_X86_LEVELS.index(level) + 1] if arch == "x86_64" else (level,)):
             features.update(_LEVELS[name][1])
-        flags = host.cpu_flags() if host.machine() == arch else frozenset()
-        features.update(f for f in _LEVELS[level][2] if flag_of[f] in flags)
+        features.update(f for f in _LEVELS[level][2] if _on_host(arch, f))
         for mod in parts[1:]:
             sign, feat = mod[0], mod[1:]
             if sign not in "+-" or feat not in flag_of:
@@ -109,9 +109,7 @@ class Isa:
         """Features this target uses that the host CPU lacks (all of them on another arch)."""
         if host.machine() != self.arch:
             return [f"the {self.arch} architecture (host: {host.machine()})"]
-        flag_of = _AARCH64_FLAG if self.arch == "aarch64" else _X86_FLAG
-        flags = host.cpu_flags()
-        return sorted(f for f in self.features if flag_of[f] not in flags)
+        return sorted(f for f in self.features if not _on_host(self.arch, f))
 
     def check_runnable(self, what: str) -> None:
         missing = self.missing_on_host()
@@ -159,6 +157,12 @@ class Isa:
         return "avx512bf16" in self.features
 
     @property
+    def amx_bf16(self) -> bool:
+        """AMX tiles with the BF16 tile dot product `tdpbf16ps` (x86 AMX-BF16; the OS must
+        grant the process the tile state, which `host.amx_permitted` asks for)."""
+        return {"amx-tile", "amx-bf16"} <= self.features
+
+    @property
     def scalef(self) -> bool:
         """`vscalefps` (x * 2**n in one instruction, AVX-512)."""
         return "avx512f" in self.features
@@ -180,12 +184,23 @@ class Isa:
         return (self.name, self.cpu, tuple(sorted(self.features)), self.llc_bytes)
 
     def describe(self) -> str:
-        extras = [f for f in ("avx512bf16", "avx512vnni", "fullfp16", "bf16") if f in self.features]
+        named = ("avx512bf16", "avx512vnni", "amx-bf16", "fullfp16", "bf16")
+        extras = [f for f in named if f in self.features]
         tail = f", {'+'.join(extras)}" if extras else ""
         return f"{self.spec()} ({self.vector_bits}-bit vectors{tail})"
 
     def __str__(self) -> str:
         return self.spec()
+
+
+def _on_host(arch: str, feature: str) -> bool:
+    """Whether this host runs `feature` of `arch` (AMX also needs the OS's permission)."""
+    if host.machine() != arch:
+        return False
+    flag_of = _AARCH64_FLAG if arch == "aarch64" else _X86_FLAG
+    if feature.startswith("amx-") and not host.amx_permitted():
+        return False
+    return flag_of[feature] in host.cpu_flags()
 
 
 @functools.cache

@@ -16,9 +16,13 @@ helpers here, which ask the kernel target being compiled for (`plang.target.Isa`
 * `chunk_bytes`, `matmul_block`, `bf16_dot`: vector chunk size, register blocking and the
   BF16 pair dot product.
 
+One lowering is ISA-specific by nature and lives on its own: the BF16 matmul on AMX tile
+registers (`lower_matmul_amx`, taken where `Isa.amx_bf16`; the vector micro-kernel is the
+generic path everywhere else).
+
 An aarch64 port needs: `Isa` facts for its features (done: NEON, fp16, bf16), a
-`store_fence` (a `fence seq_cst` is used off x86), and optionally BFDOT/BFMMLA for `bf16_dot`;
-everything else here is generic MLIR.
+`store_fence` (a `fence seq_cst` is used off x86), and optionally BFDOT/BFMMLA for `bf16_dot`
+(SME tiles would be AMX's counterpart); everything else here is generic MLIR.
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ from __future__ import annotations
 from ... import ir as pir
 from .builder import TileBuf
 from .context import LowerContext
-from .lower_matmul import _check, _narrow_output, _vt, emit_matmul
-from .mlir import arith, ir, memref, vector
-from .vector_math import splat
+from .lower_matmul import Init, _check, _narrow_output, emit_matmul
+from .mlir import arith, ir, memref
 
 
 def _batch_dims(t: pir.TileType) -> tuple[int, ...]:
@@ -55,22 +54,13 @@ def lower_batch_matmul(lc: LowerContext, short: str, a: dict) -> TileBuf:
     m, k = lt.static_shape[-2:]
     out_dims = _batch_dims(lc.call.type)
     batches = out.rows // m
-    vt = _vt(out.buf.type.element_type)
-    zero = splat(vt, 0)
     acc = lc.tile(a["acc"]) if "acc" in a else None
     kb = lc.kb
     with kb.loop(0, batches) as lb:
         ob = lb.induction_variable
         a_blk = _block(lc, lhs, m, _operand_batch(lc, out_dims, _batch_dims(lt), ob))
         b_blk = _block(lc, rhs, k, _operand_batch(lc, out_dims, _batch_dims(rt), ob))
-        if acc is None:
-            def init(r, c):
-                return zero
-        else:
-            acc_blk = _block(lc, acc, m, ob)
-
-            def init(r, c):
-                return vector.load(vt, acc_blk.buf, [arith.addi(arith.muli(r, kb.idx(acc_blk.pitch)), c)])
+        init = Init(acc=None if acc is None else _block(lc, acc, m, ob))
         emit_matmul(kb, a_blk, b_blk, _block(lc, out, m, ob), init)
     return out
 

@@ -16,6 +16,8 @@ copy):
   in L2, +7%), where the panels are 64 columns or wider (`FP32_INLINE_PANEL`).
 * BF16 where the target has the pair dot product (`isa.bf16_dot`, AVX512-BF16): packed
   pair-interleaved along k, two k steps per instruction, FP32 accumulation; elsewhere as FP16.
+  Where the target also has AMX tiles (`isa.amx_bf16`) and A is whole 16 × 32 tiles, the
+  same panels feed `lower_matmul_amx` instead of the vector micro-kernel.
 * FP16 / INT8 (and BF16 with an odd k extent): packed converted to FP32 / INT32; A is
   converted once into a scratch buffer.
 
@@ -26,14 +28,16 @@ panel prefetching the next one (1024^3 fp32 at x86-64-v3: 0.84 -> 0.96 of OpenBL
 The block shape MR × NR comes from the target (`isa.matmul_block`: 6 × 64 with 32 zmm
 registers, 6 × 16 with 16 ymm).
 
-`init_cond` (matmul_acc / gemv_acc) selects, at run time, whether the block starts from
-zero or from the incoming accumulator.
+`Init` says where the accumulators start: zero, the bias row, or the incoming accumulator
+tile (`init_cond` of matmul_acc / gemv_acc selecting zero instead at run time).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...dtypes import BF16, BOOL, FP16, FP32, INT8, INT32, DataType
-from . import isa
+from . import isa, lower_matmul_amx
 from .builder import KernelBuilder, TileBuf, mlir_type
 from .context import LowerContext, unsupported
 from .lower_scalar import convert, lower_scalar
@@ -54,6 +58,26 @@ def _vt(elem: ir.Type, n: int = LANES) -> ir.VectorType:
     return ir.VectorType.get([n], elem)
 
 
+@dataclass
+class Init:
+    """Where a matmul's accumulators start: zero, the `bias` row, or the `acc` tile (zero
+    instead where the run-time condition `fresh` holds)."""
+
+    bias: TileBuf | None = None
+    acc: TileBuf | None = None
+    fresh: ir.Value | None = None
+
+    def vector(self, kb: KernelBuilder, vt: ir.VectorType, r: ir.Value, c: ir.Value) -> ir.Value:
+        """The 16 starting accumulators at row r, columns c.. ."""
+        if self.bias is not None:
+            return vector.load(vt, self.bias.buf, [c])
+        zero = splat(vt, 0)
+        if self.acc is None:
+            return zero
+        old = vector.load(vt, self.acc.buf, [arith.addi(arith.muli(r, kb.idx(self.acc.pitch)), c)])
+        return old if self.fresh is None else arith.select(self.fresh, zero, old)
+
+
 class _Operands:
     """How the micro-kernel reads A and B for one operand dtype.
 
@@ -68,13 +92,14 @@ class _Operands:
         self.kb, self.a, self.b, self.acc_elem, self.nr = kb, a, b, acc_elem, nr
         self.dot = isa.current().bf16_dot and a.dtype is BF16 and a.cols % 2 == 0 and a.pitch % 2 == 0 \
             and b.width == nr
+        self.amx = self.dot and isa.current().amx_bf16 and lower_matmul_amx.fits(a)
         self.is_int = a.dtype is INT8
         self.K = a.cols
         # B is packed by the first row block of each panel as it computes (its B reads
         # overlap the FMAs / dot products) when the panels are the B chunks themselves; FP32
         # only with panels of FP32_INLINE_PANEL columns or more
         fp32_inline = a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
-        self.pack_inline = (self.dot or fp32_inline) and b.pitch == out_pitch
+        self.pack_inline = (self.dot or fp32_inline) and b.pitch == out_pitch and not self.amx
         self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
         self.base, self.fresh, self.mark = kb.idx(0), None, None
         if a.dtype is FP32 and isinstance(b, TileBuf):
@@ -249,8 +274,8 @@ def _block(kb: KernelBuilder, ops: _Operands, out: TileBuf, m0: ir.Value, n0: ir
             vector.store(next(res), out.buf, [arith.addi(base, c)])
 
 
-def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileBuf, init_from) -> None:
-    """out = init + a @ b. `init_from(row, col)` gives a block's starting accumulator."""
+def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileBuf, init: Init) -> None:
+    """out = init + a @ b."""
     acc_elem = out.buf.type.element_type
     MR, nr = isa.matmul_block()
     nr = min(nr, out.pitch)
@@ -259,14 +284,18 @@ def emit_matmul(kb: KernelBuilder, a: TileBuf, b: TileBuf | LazyTile, out: TileB
         raise AssertionError("matmul output pitch must be a multiple of 16 lanes")
     if ops.row != nr and ops.panel != 1:
         raise AssertionError("packed B panels must be as wide as the output block")
+    if ops.amx:
+        lower_matmul_amx.emit_amx(kb, ops, out, init)
+        return
+    vt = _vt(acc_elem)
     nv = nr // LANES
     m_main = (out.rows // MR) * MR
     rest = out.rows - m_main
 
     def block(m0: ir.Value, n0: ir.Value, mr: int, pack: bool = False, ahead=None) -> None:
-        _block(kb, ops, out, m0, n0, mr, nv,
-               lambda i, j: init_from(arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j))), pack,
-               ahead)
+        def start(i: int, j: int) -> ir.Value:
+            return init.vector(kb, vt, arith.addi(m0, kb.idx(i)), arith.addi(n0, kb.idx(LANES * j)))
+        _block(kb, ops, out, m0, n0, mr, nv, start, pack, ahead)
 
     def panels(pack: bool) -> None:
         cached = ops.fresh is not None and not pack
@@ -320,29 +349,17 @@ def lower_matmul(lc: LowerContext, short: str, a: dict) -> TileBuf:
     lhs, rhs = lc.tile(a["lhs"]), lc.operand(a["rhs"])
     out = _narrow_output(lc, lc.result_tile(), name)
     _check(lc, name, lhs, rhs, out.dtype)
-    kb = lc.kb
-    vt = _vt(out.buf.type.element_type)
-    zero = splat(vt, 0)
-    if short in ("matmul", "gemv"):
-        def init(r, c):
-            return zero
-    elif short in ("matmul_bias", "gemv_bias"):
-        bias = lc.tile(a["bias"])
-
-        def init(r, c):
-            return vector.load(vt, bias.buf, [c])
-    else:
-        acc = lc.tile(a["acc"])
+    init = Init()
+    if short in ("matmul_bias", "gemv_bias"):
+        init = Init(bias=lc.tile(a["bias"]))
+    elif short in ("matmul_acc", "gemv_acc"):
         cond = a.get("init_cond")
         fresh = None
         if cond is not None:
             v, d = lower_scalar(lc, cond)
             fresh = convert(v, d, BOOL)
-
-        def init(r, c):
-            old = vector.load(vt, acc.buf, [arith.addi(arith.muli(r, kb.idx(acc.pitch)), c)])
-            return old if fresh is None else arith.select(fresh, zero, old)
-    emit_matmul(kb, lhs, rhs, out, init)
+        init = Init(acc=lc.tile(a["acc"]), fresh=fresh)
+    emit_matmul(lc.kb, lhs, rhs, out, init)
     return out
 
 

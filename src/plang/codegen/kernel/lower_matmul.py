@@ -71,11 +71,10 @@ class Init:
         """The 16 starting accumulators at row r, columns c.. ."""
         if self.bias is not None:
             return vector.load(vt, self.bias.buf, [c])
-        zero = splat(vt, 0)
         if self.acc is None:
-            return zero
+            return splat(vt, 0)
         old = vector.load(vt, self.acc.buf, [arith.addi(arith.muli(r, kb.idx(self.acc.pitch)), c)])
-        return old if self.fresh is None else arith.select(self.fresh, zero, old)
+        return old if self.fresh is None else arith.select(self.fresh, splat(vt, 0), old)
 
 
 class _Operands:

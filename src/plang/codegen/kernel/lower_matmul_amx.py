@@ -42,7 +42,8 @@ def _matrix(buf: ir.Value, cols: int) -> ir.Value:
     dyn = ir.ShapedType.get_dynamic_size()
     n = t.shape[0]
     rows = n // cols if n != dyn else dyn
-    layout = "" if t.get_strides_and_offset()[1] == 0 else f", strided<[{cols}, 1], offset: ?>"
+    offset = t.get_strides_and_offset()[1]
+    layout = "" if offset == 0 else f", strided<[{cols}, 1], offset: {'?' if offset == dyn else offset}>"
     shape = f"{rows if rows != dyn else '?'}x{cols}"
     result = ir.Type.parse(f"memref<{shape}x{t.element_type}{layout}>")
     sizes = [] if rows != dyn else [arith.divui(memref.dim(buf, arith.constant(ir.IndexType.get(), 0)),

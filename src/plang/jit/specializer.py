@@ -171,7 +171,7 @@ def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: lis
             if not isinstance(arg, ast.Name):
                 continue
             inner = _strip_direction(caller_ann[arg.id]) if arg.id in caller_ann else \
-                _created_tensor(caller, arg.id) or _sliced_view(caller, arg.id, caller_ann)
+                _created_tensor(caller, arg.id, caller_ann) or _sliced_view(caller, arg.id, caller_ann)
             if inner is not None:
                 if spec.direction is ParamDirection.Out:
                     return f"pl.Out[{inner}]"
@@ -181,8 +181,9 @@ def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: lis
     return None
 
 
-def _created_tensor(fn: JITFunction, name: str) -> str | None:
-    """The annotation of a local made by `name = pl.create_tensor([dims], dtype=...)`."""
+def _created_tensor(fn: JITFunction, name: str, ann: dict[str, str]) -> str | None:
+    """The annotation of a local made by `name = pl.create_tensor([dims], dtype=...)`; a dim
+    may be `param.shape[i]` of a parameter whose annotation is static."""
     from .signature import _eval
 
     for node in ast.walk(fn.source.fdef):
@@ -196,12 +197,38 @@ def _created_tensor(fn: JITFunction, name: str) -> str | None:
         shape = call.args[0] if call.args else args.get("shape")
         dtype = call.args[1] if len(call.args) > 1 else args.get("dtype")
         try:
-            dims, dt = _eval(shape, fn.source.namespace), _eval(dtype, fn.source.namespace)
+            dt = _eval(dtype, fn.source.namespace)
+            dims = [_dim(d, fn, ann) for d in shape.elts] if isinstance(shape, (ast.List, ast.Tuple)) \
+                else _eval(shape, fn.source.namespace)
         except Exception:
             return None
         if isinstance(dims, (list, tuple)) and all(isinstance(d, int) for d in dims):
             return f"pl.Tensor[[{', '.join(map(str, dims))}], {dt}]"
     return None
+
+
+def _dim(node: ast.expr, fn: JITFunction, ann: dict[str, str]) -> int | None:
+    """A dim of a created tensor: `param.shape[i]` read from the parameter's static
+    annotation, anything else evaluated in the function's namespace."""
+    from .signature import _eval
+
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape" and isinstance(node.value.value, ast.Name)
+            and node.value.value.id in ann):
+        base = _static_annotation(ann[node.value.value.id])
+        return None if base is None else base[0][_eval(node.slice, fn.source.namespace)]
+    return _eval(node, fn.source.namespace)
+
+
+def _static_annotation(text: str) -> tuple[list, list[ast.expr]] | None:
+    """(dims, the other subscript parts) of a `pl.Tensor[[dims], ...]` annotation (a dim not
+    a literal is None), or None for another form."""
+    base = ast.parse(_strip_direction(text), mode="eval").body
+    if not (isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Tuple)
+            and isinstance(base.slice.elts[0], ast.List)):
+        return None
+    dims = [d.value if isinstance(d, ast.Constant) else None for d in base.slice.elts[0].elts]
+    return dims, base.slice.elts[1:]
 
 
 def _sliced_view(fn: JITFunction, name: str, ann: dict[str, str]) -> str | None:
@@ -215,11 +242,10 @@ def _sliced_view(fn: JITFunction, name: str, ann: dict[str, str]) -> str | None:
                 and isinstance(node.value, ast.Subscript) and isinstance(node.value.value, ast.Name)
                 and node.value.value.id in ann):
             continue
-        base = ast.parse(_strip_direction(ann[node.value.value.id]), mode="eval").body
-        if not (isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Tuple)
-                and isinstance(base.slice.elts[0], ast.List)):
+        static = _static_annotation(ann[node.value.value.id])
+        if static is None:
             return None
-        dims = [d.value if isinstance(d, ast.Constant) else None for d in base.slice.elts[0].elts]
+        dims, others = static
         index = node.value.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         if None in dims or len(parts) > len(dims):
@@ -237,7 +263,7 @@ def _sliced_view(fn: JITFunction, name: str, ann: dict[str, str]) -> str | None:
                     dims[axis] = 1
         except Exception:
             return None
-        rest = ", ".join(ast.unparse(e) for e in base.slice.elts[1:])
+        rest = ", ".join(ast.unparse(e) for e in others)
         return f"pl.Tensor[[{', '.join(map(str, dims))}], {rest}]"
     return None
 

@@ -250,3 +250,51 @@ def test_lowered_examples_print_their_fusion():
     q, kt, v = (torch.randn(*s).to(torch.bfloat16) for s in ((64, 128), (128, 256), (256, 128)))
     text = flash.lower(q, kt, v, torch.empty(64, 128)).as_python()
     assert "with pl.fused(rows=32):" in text and "with pl.fused():" in text
+
+
+_TRANSPOSED_B = kernel("""
+    a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
+    acc0: pl.Tile[[64, 32], pl.FP32] = pl.tile.full([64, 32], dtype=pl.FP32, value=0.0)
+    for i, (acc,) in pl.range(3, init_values=(acc0,)):
+        b: pl.Tile[[32, 64], pl.FP32] = pl.tile.load(x, [{row}, 64], [32, 64]{valid})
+        bt: pl.Tile[[64, 32], pl.FP32] = pl.tile.transpose(b, axis1=0, axis2=1)
+        acc_1 = pl.yield_(pl.tile.matmul_acc(acc, a, pl.tile.move(bt, target_memory=pl.MemorySpace.Right)))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(acc_1, [0, 0], out)
+    return out_1
+""")
+
+
+def test_a_transposed_load_fuses_into_the_matmul_reading_it_as_b():
+    """A 2D transpose whose single use is a matmul's B (here through a move) is fused there
+    with the load it transposes: B is packed from the loaded tile's columns."""
+    after = kernel("""
+    a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
+    acc0: pl.Tile[[64, 32], pl.FP32] = pl.tile.full([64, 32], dtype=pl.FP32, value=0.0)
+    for i, (acc,) in pl.range(3, init_values=(acc0,)):
+        acc_1 = pl.yield_(pl.tile.matmul_acc(acc, a, pl.tile.move(pl.tile.transpose(pl.tile.load(x, [0, 64], [32, 64]), axis1=0, axis2=1), target_memory=pl.MemorySpace.Right)))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(acc_1, [0, 0], out)
+    return out_1
+""")
+    check_pass("fuse_tile_ops", _TRANSPOSED_B.format(row=0, valid=""), after, verify=VERIFY)
+
+
+def test_a_transposed_b_packed_from_columns_matches_torch():
+    """The fused transpose of the same tile on each trip is packed by gathers down its
+    columns, into the call's panel cache; one moving down the rows, or one whose load has a
+    partial valid region (the rows past it zero), is transposed in a buffer per use."""
+    import torch
+
+    from plang.codegen.kernel import compile_kernel
+
+    x = torch.randn(64, 128)
+    for row, valid, rows in (("0", "", 32), ("i * 16", "", None), ("0", ", valid_shape=[20, 64]", 20)):
+        k = compile_kernel(passes.fuse_tile_ops()(parse(_TRANSPOSED_B.format(row=row, valid=valid))).get("k"))
+        out = torch.zeros(64, 128)
+        assert ("vector.gather" in k.mlir_text) == (row == "0" and not valid)
+        k(x, out)
+        b = x[:, 64:]
+        if rows is None:
+            want = sum(x[:, :64] @ b[16 * i:16 * i + 32].T for i in range(3))
+        else:
+            want = 3 * (x[:, :64] @ torch.cat([b[:rows], torch.zeros(32 - rows, 64)]).T)
+        torch.testing.assert_close(out[:, :32], want, rtol=1e-5, atol=1e-4)

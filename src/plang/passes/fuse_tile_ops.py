@@ -15,7 +15,9 @@ Three decisions, each visible in the printed IR and read back by the parser:
    read, never into a buffer. The consumer must stream its operands (a fusible op or a
    store; a reduction would need a buffer anyway), read it as a streamed operand
    (`OpFacts.streamed`: a matmul's B, packed as it is read), or be an `if` branch's yield;
-   a loop's yield is not a consumer (its carried buffer is the better destination).
+   a loop's yield is not a consumer (its carried buffer is the better destination). A 2D
+   `tile.transpose` whose single use is a matmul's B (directly or through moves) is fused
+   there too, with a load it transposes: B is then packed from the loaded tile's columns.
 3. **Single-pass reductions** `with pl.fused():` — a fusible producer computed into a buffer
    and a later sum / max / min / prod row reduction of it (only non-writing assignments in
    between) are computed in one pass over the elements.
@@ -125,20 +127,55 @@ class _Fuser:
     def _fuse_producers(self, stmts: list[Stmt], yields: bool) -> list[Stmt]:
         stmts = list(stmts)
         gone: set[int] = set()
+        into_b = self._transposes_into_b(stmts)
         for i, st in enumerate(stmts):
-            if not self._fusible(st):
+            if not (self._fusible(st) or i in into_b):
                 continue
             for k in range(i + 1, len(stmts)):
                 if k in gone:
                     continue
                 later = stmts[k]
-                if _reads_directly(later, st.var, yields):
+                if (_reads_directly(later, st.var, yields) or into_b.get(i) == k
+                        or (k in into_b and op_call(later).args[0] is st.var)):
                     stmts[k] = substitute(later, {st.var: st.value})
                     gone.add(i)
                     break
                 if not _harmless(later):
                     break
         return [st for i, st in enumerate(stmts) if i not in gone]
+
+    def _transposes_into_b(self, stmts: list[Stmt]) -> dict[int, int]:
+        """The 2D `tile.transpose` statements whose single use is a later matmul's B (only
+        non-writing assignments in between), by the statement reading them: fused there, with
+        a load they transpose, B's packing reads the loaded tile's columns (no transposed
+        copy; its panels cacheable)."""
+        found = {}
+        for i, st in enumerate(stmts):
+            if self._single_use(st, "tile.transpose") and len(st.var.type.shape) == 2:
+                k = self._b_reader(stmts, i)
+                if k is not None:
+                    found[i] = k
+        return found
+
+    def _single_use(self, st: Stmt, op: str) -> bool:
+        call = op_call(st)
+        return (isinstance(st, Assign) and call is not None and call.op.name == op
+                and isinstance(st.var.type, TileType) and self.counts[st.var] == 1)
+
+    def _b_reader(self, stmts: list[Stmt], i: int) -> int | None:
+        """The statement reading `stmts[i]`'s tile next, where it reads it as a matmul's B,
+        directly or through single-use `tile.move`s (which pass a deferred tile through)."""
+        var = stmts[i].var
+        for k in range(i + 1, len(stmts)):
+            calls = [e for e in _values(stmts[k]) if isinstance(e, Call)]
+            if any(var in expr_vars(e) for e in calls):
+                if any(_reads_as_b(e, var) for e in calls):
+                    return k
+                moves = self._single_use(stmts[k], "tile.move") and self._b_reader(stmts, k) is not None
+                return k if moves else None
+            if not _harmless(stmts[k]):
+                return None
+        return None
 
     def _fusible(self, st: Stmt) -> bool:
         call = op_call(st)
@@ -216,6 +253,26 @@ def _reads_directly(st: Stmt, var: Var, yields: bool) -> bool:
         return True
     return any(isinstance(e, Call) and not isinstance(e.op, GlobalVar) and _streamed_operand(e, var)
                for e in st.values)
+
+
+def _values(st: Stmt) -> list:
+    """The expressions a statement evaluates (a yield's values, an assignment's value)."""
+    if isinstance(st, Yield):
+        return list(st.values)
+    call = op_call(st)
+    return [] if call is None else [call]
+
+
+def _reads_as_b(call: Call, var: Var) -> bool:
+    """`call` (or an op call nested in it) reads `var` as a matmul's B, directly or through
+    `tile.move`s (which pass a deferred tile through)."""
+    if isinstance(call.op, GlobalVar):
+        return False
+
+    def moved(e) -> bool:
+        return e is var or (isinstance(e, Call) and e.op.name == "tile.move" and moved(e.args[0]))
+    return any(moved(e) for e in call.op.streamed_args(call.args)) or any(
+        isinstance(e, Call) and _reads_as_b(e, var) for e in call.args)
 
 
 def _streamed_operand(call: Call, var: Var) -> bool:

@@ -204,12 +204,16 @@ class LowerContext:
         """A tile operand in a buffer (a lazy tile is computed into one here)."""
         v = self.operand(e)
         if isinstance(v, LazyTile):
-            buf = self.kb.alloc_tile(v.dtype, v.rows, v.cols, v.valid)
-            materialize(self.kb, buf, v)
+            v = self.in_buffer(v)
             if isinstance(e, pir.Var):
-                self.env[e] = buf
-            v = buf
+                self.env[e] = v
         return v
+
+    def in_buffer(self, lazy: LazyTile) -> TileBuf:
+        """`lazy` computed into a new tile buffer."""
+        buf = self.kb.alloc_tile(lazy.dtype, lazy.rows, lazy.cols, lazy.valid)
+        materialize(self.kb, buf, lazy)
+        return buf
 
     def ddr(self, e: pir.Expr) -> DdrTensor:
         v = self._bound(e)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from ... import ir as pir
 from ...dtypes import BOOL, DataType
 from ...ir.enums import PadValue
-from .builder import TileBuf, compute_dtype
+from .builder import TileBuf, compute_dtype, geometry
 from .checks import check_tile_window, only_if
 from .context import LowerContext, tile_dims
 from .lower_scalar import convert
 from .mlir import arith, ir, memref, vector
+from .pack_cache import repeats
 from .vector_math import splat
 from .vectors import LazyTile, full, lazy_map, materialize, read_chunk, scalar, vtype
 
@@ -247,12 +248,24 @@ def lower_reshape(lc: LowerContext, short: str, a: dict):
     return out
 
 
-def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
+def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     """Swap two axes of a tile of any rank (leading axes fold into rows, as every tile); a
     matrix of 16 x 16 blocks of 16- or 32-bit elements is transposed block by block in
-    registers (`_transpose_blocks`), anything else element by element."""
-    src = lc.tile(a["input"])
+    registers (`_transpose_blocks`), anything else element by element. The transpose of a
+    2D 32-bit DDR load fused into a matmul's B (FuseTileOps) in a loop that brings the same
+    tile back stays lazy: B is packed by gathers down the loaded tile's columns, once per
+    call, into the panel cache (slower than a block transpose per use, far faster than
+    one per trip)."""
     shape = list(a["input"].type.static_shape)
+    if lc.defer and len(shape) == 2:
+        src = lc.operand(a["input"])
+        if (isinstance(src, LazyTile) and src.column is not None and src.dtype.itemsize == 4
+                and src.origin is not None and repeats(lc.kb, src.origin.offsets)):
+            return _lazy_transpose(lc, src)
+        if isinstance(src, LazyTile):
+            src = lc.in_buffer(src)
+    else:
+        src = lc.tile(a["input"])
     axes = [ax % len(shape) for ax in (a["axis1"], a["axis2"])]
     out_shape = list(shape)
     out_shape[axes[0]], out_shape[axes[1]] = shape[axes[1]], shape[axes[0]]
@@ -272,6 +285,14 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf:
         return arith.addi(arith.muli(row, kb.idx(src.pitch)), index[-1])
     _element_copy(lc, src, out, offset)
     return out
+
+
+def _lazy_transpose(lc: LowerContext, src: LazyTile) -> LazyTile:
+    t = lc.call.type
+    width, pitch = geometry(src.dtype, src.rows)
+    origin = None if src.origin is None else src.origin.transposed()
+    return LazyTile(src.dtype, src.cols, src.rows, pitch, width, lc.valid_of(t),
+                    lambda r, c: src.column(c, r, width), origin=origin)
 
 
 _BLOCK = 16

@@ -26,9 +26,10 @@ from ...passes.analysis.var_uses import expr_vars
 from .builder import KernelBuilder, TileBuf, geometry
 from .checks import check_bounds, only_if, running
 from .context import DdrTensor, LowerContext
+from .isa import splat
 from .lower_cast import check_convertible, convert_fn
 from .lower_scalar import convert
-from .mlir import arith, ir, memref, scf
+from .mlir import arith, ir, memref, scf, vector
 from .pack_cache import DdrOrigin
 from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
@@ -187,14 +188,36 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     if (ddr.load_only and dims is not None and len(shape) == len(dims) and t.valid_shape is None
             and lc.row_mode is None and not a.get("clamp")):
         origin = DdrOrigin(id(ddr), dims, tuple(shape), tuple(offsets))
+    column = _column_reader(kb, ddr, window) if ddr.rank == 2 and lc.row_mode is None else None
     # a row-mode load reads one row at a time, in L1-sized passes: nothing to run ahead of
     lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk,
-                    prefetch if lc.row_mode is None else None, origin)
+                    prefetch if lc.row_mode is None else None, origin, column)
     if lc.defer:
         return lazy
     out = lc.result_tile()
     lc.store_result(out, lazy)
     return out
+
+
+def _column_reader(kb: KernelBuilder, ddr: DdrTensor, window: _Window):
+    """`LazyTile.column` of a load through `window` of a 2D DDR tensor: one gather down a
+    column, each lane a row pitch further, lanes past the window's rows (or any, past its
+    columns or after a failed bounds check) zero."""
+    pitch = list(memref.extract_strided_metadata(ddr.memref))[2 + ddr.rank]
+    rows, cols = window.extents
+
+    def column(r: ir.Value, c: ir.Value, w: int) -> ir.Value:
+        lanes = ir.VectorType.get([w], ir.IndexType.get())
+        step = vector.step(lanes)
+        offsets = arith.muli(step, vector.broadcast(lanes, pitch))
+        in_rows = arith.cmpi(arith.CmpIPredicate.slt, arith.addi(step, vector.broadcast(lanes, r)),
+                             vector.broadcast(lanes, rows))
+        in_col = arith.cmpi(arith.CmpIPredicate.slt, c, cols)
+        mask = arith.andi(in_rows, vector.broadcast(in_rows.type, in_col))
+        vt = vtype(w, ddr.type.dtype)
+        zero = splat(vt, 0)
+        return vector.gather(vt, ddr.memref, window.index([r], c), offsets, mask, zero)
+    return column
 
 
 def _store_window(lc: LowerContext, a: dict, ddr: DdrTensor,

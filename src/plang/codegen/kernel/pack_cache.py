@@ -60,10 +60,14 @@ class DdrOrigin:
     """Where a deferred load reads: a tile of static shape `tile` at `offsets` of a load-only
     DDR tensor of static dims (`key` identifies the tensor within the kernel)."""
 
-    key: int
+    key: object
     dims: tuple[int, ...]
     tile: tuple[int, ...]
     offsets: tuple[ir.Value, ...]
+
+    def transposed(self) -> DdrOrigin:
+        """Where the transpose of this 2D tile reads, as its own (keyed apart) origin."""
+        return DdrOrigin(("T", self.key), self.dims[::-1], self.tile[::-1], self.offsets[::-1])
 
     @property
     def grid(self) -> tuple[int, ...]:

@@ -30,7 +30,9 @@ class GEMM(JitOperator):
     """c[M, N] = a[M, K] @ b, b given [K, N], or [N, K] where ``b_col_maj`` (a `Select`);
     `blocks` SPMD blocks of M rows, [tm, tn] output tiles accumulated over tk-deep slices,
     walked in column or row strips (`walk`, one of `WALKS`); one core runs each block whole
-    (`single_core`: a column-major b is transposed on that core)."""
+    (`single_core`). A column-major FP32 b tile is packed straight from its columns (its
+    panels cached for the call, as a row-major b's); a 16-bit one is transposed in the
+    vector buffer first."""
 
     M: int = param()
     N: int = param()
@@ -59,9 +61,9 @@ class GEMM(JitOperator):
         tm = self.tm or _divisor(self.M // blocks, (16, 32, 64))
         tn = self.tn or _divisor(self.N, TILES)
         tk = self.tk or _divisor(self.K, TILES)
-        while (tn and tk and not self.tk and tk > min(TILES) and self.b_col_maj
+        while (tn and tk and not self.tk and tk > min(TILES) and self._transposed_in_buffer()
                and tn * tk * as_data_type(self.dtype).itemsize > dev.capacity(MemorySpace.Vec)):
-            tk //= 2  # a column-major b tile is transposed in the vector buffer
+            tk //= 2
         if None in (tm, tn, tk):
             raise Unresolvable(f"GEMM: M={self.M}, N={self.N}, K={self.K} have no tile sizes "
                                f"among {TILES} that divide them")
@@ -80,9 +82,14 @@ class GEMM(JitOperator):
             raise ValueError(f"GEMM: a {self.tm}x{self.tn}x{self.tk} step stages {need // 1024} KiB of "
                              f"operand tiles, the Mat buffer holds {have // 1024} KiB")
         need, have = self.tn * self.tk * item, dev.capacity(MemorySpace.Vec)
-        if self.b_col_maj and need > have:
+        if self._transposed_in_buffer() and need > have:
             raise ValueError(f"GEMM: a column-major {self.tn}x{self.tk} b tile is transposed in the vector "
                              f"buffer: {need // 1024} KiB, it holds {have // 1024} KiB")
+
+    def _transposed_in_buffer(self) -> bool:
+        """A column-major b tile is transposed in the vector buffer (FP32 is packed from its
+        columns instead)."""
+        return bool(self.b_col_maj) and as_data_type(self.dtype).itemsize != 4
 
     def build(self, cores):
         tm, tn, tk, blocks = cores.tm, cores.tn, cores.tk, cores.blocks

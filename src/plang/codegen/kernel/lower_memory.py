@@ -188,7 +188,9 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
     if (ddr.load_only and dims is not None and len(shape) == len(dims) and t.valid_shape is None
             and lc.row_mode is None and not a.get("clamp")):
         origin = DdrOrigin(id(ddr), dims, tuple(shape), tuple(offsets))
-    column = _column_reader(kb, ddr, window) if ddr.rank == 2 and lc.row_mode is None else None
+    column = None
+    if ddr.rank >= 2 and lc.row_mode is None and set(window.lead[:-1]) <= {1}:
+        column = _column_reader(kb, ddr, window)
     # a row-mode load reads one row at a time, in L1-sized passes: nothing to run ahead of
     lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk,
                     prefetch if lc.row_mode is None else None, origin, column)
@@ -200,11 +202,15 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
 
 
 def _column_reader(kb: KernelBuilder, ddr: DdrTensor, window: _Window):
-    """`LazyTile.column` of a load through `window` of a 2D DDR tensor: one gather down a
-    column, each lane a row pitch further, lanes past the window's rows (or any, past its
-    columns or after a failed bounds check) zero."""
-    pitch = list(memref.extract_strided_metadata(ddr.memref))[2 + ddr.rank]
-    rows, cols = window.extents
+    """`LazyTile.column` of a load through `window`, whose rows run along the tensor's
+    second-to-last dim (any dims before it are one deep): one gather down a column, each
+    lane a row pitch further, lanes past the window's rows (or any, past its other extents
+    or after a failed bounds check) zero."""
+    pitch = list(memref.extract_strided_metadata(ddr.memref))[2 + 2 * ddr.rank - 2]
+    *outer, rows, cols = window.extents
+    inside = arith.cmpi(arith.CmpIPredicate.slt, kb.idx(0), cols)
+    for e in outer:
+        inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.slt, kb.idx(0), e))
 
     def column(r: ir.Value, c: ir.Value, w: int) -> ir.Value:
         lanes = ir.VectorType.get([w], ir.IndexType.get())
@@ -212,11 +218,10 @@ def _column_reader(kb: KernelBuilder, ddr: DdrTensor, window: _Window):
         offsets = arith.muli(step, vector.broadcast(lanes, pitch))
         in_rows = arith.cmpi(arith.CmpIPredicate.slt, arith.addi(step, vector.broadcast(lanes, r)),
                              vector.broadcast(lanes, rows))
-        in_col = arith.cmpi(arith.CmpIPredicate.slt, c, cols)
+        in_col = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.slt, c, cols))
         mask = arith.andi(in_rows, vector.broadcast(in_rows.type, in_col))
         vt = vtype(w, ddr.type.dtype)
-        zero = splat(vt, 0)
-        return vector.gather(vt, ddr.memref, window.index([r], c), offsets, mask, zero)
+        return vector.gather(vt, ddr.memref, window.index(window.split(r), c), offsets, mask, splat(vt, 0))
     return column
 
 

@@ -252,8 +252,8 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile
     """Swap two axes of a tile of any rank (leading axes fold into rows, as every tile); a
     matrix of 16 x 16 blocks of 16- or 32-bit elements is transposed block by block in
     registers (`_transpose_blocks`), anything else element by element. The transpose of a
-    2D 32-bit DDR load fused into a matmul's B (FuseTileOps) in a loop that brings the same
-    tile back stays lazy: B is packed by gathers down the loaded tile's columns, once per
+    32-bit DDR load's 2D tile fused into a matmul's B (FuseTileOps) in a loop that brings the
+    same tile back stays lazy: B is packed by gathers down the loaded tile's columns, once per
     call, into the panel cache (slower than a block transpose per use, far faster than
     one per trip)."""
     shape = list(a["input"].type.static_shape)

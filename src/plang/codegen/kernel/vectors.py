@@ -115,9 +115,9 @@ class LazyTile:
     prefetch: Callable[[ir.Value, ir.Value], None] | None = None  # a DDR load's: see prefetch_ahead
     origin: DdrOrigin | None = None  # a DDR load's, where its panels may be cached (pack_cache)
     column: Callable[[ir.Value, ir.Value, int], ir.Value] | None = None
-    """A 2D DDR load's `column(r, c, w)`: elements (r + i, c), i < w, as one vector (a gather;
-    zero outside the window), which a transpose feeding a matmul's B streams instead of
-    transposing the tile into a buffer."""
+    """A DDR load's `column(r, c, w)` where its rows run along one tensor dim: elements
+    (r + i, c), i < w, as one vector (a gather; zero outside the window), which a transpose
+    feeding a matmul's B streams instead of transposing the tile into a buffer."""
 
 
 PREFETCH_ROWS = 4

@@ -158,9 +158,16 @@ class _Fuser:
         return found
 
     def _single_use(self, st: Stmt, op: str) -> bool:
+        call = self._single_use_call(st)
+        return call is not None and call.op.name == op
+
+    def _single_use_call(self, st: Stmt) -> Call | None:
+        """The op call of an assignment to a tile used exactly once (None otherwise)."""
         call = op_call(st)
-        return (isinstance(st, Assign) and call is not None and call.op.name == op
-                and isinstance(st.var.type, TileType) and self.counts[st.var] == 1)
+        if isinstance(st, Assign) and call is not None and isinstance(st.var.type, TileType) \
+                and self.counts[st.var] == 1:
+            return call
+        return None
 
     def _b_reader(self, stmts: list[Stmt], i: int) -> int | None:
         """The statement reading `stmts[i]`'s tile next, where it reads it as a matmul's B,
@@ -178,9 +185,8 @@ class _Fuser:
         return None
 
     def _fusible(self, st: Stmt) -> bool:
-        call = op_call(st)
-        return (isinstance(st, Assign) and call is not None and call.op.facts.fusible
-                and isinstance(st.var.type, TileType) and self.counts[st.var] == 1)
+        call = self._single_use_call(st)
+        return call is not None and call.op.facts.fusible
 
     # -- 3. single-pass reductions ---------------------------------------------------------
     def _single_pass_reductions(self, stmts: list[Stmt]) -> list[Stmt]:

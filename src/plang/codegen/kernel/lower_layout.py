@@ -290,9 +290,8 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile
 def _lazy_transpose(lc: LowerContext, src: LazyTile) -> LazyTile:
     t = lc.call.type
     width, pitch = geometry(src.dtype, src.rows)
-    origin = None if src.origin is None else src.origin.transposed()
     return LazyTile(src.dtype, src.cols, src.rows, pitch, width, lc.valid_of(t),
-                    lambda r, c: src.column(c, r, width), origin=origin)
+                    lambda r, c: src.column(c, r, width), origin=src.origin.transposed())
 
 
 _BLOCK = 16

@@ -205,14 +205,14 @@ def _column_reader(kb: KernelBuilder, ddr: DdrTensor, window: _Window):
     """`LazyTile.column` of a load through `window`, whose rows run along the tensor's
     second-to-last dim (any dims before it are one deep): one gather down a column, each
     lane a row pitch further, lanes past the window's rows (or any, past its other extents
-    or after a failed bounds check) zero."""
-    pitch = list(memref.extract_strided_metadata(ddr.memref))[2 + 2 * ddr.rank - 2]
+    or after a failed bounds check) zero. Nothing is emitted unless a transpose calls it."""
     *outer, rows, cols = window.extents
-    inside = arith.cmpi(arith.CmpIPredicate.slt, kb.idx(0), cols)
-    for e in outer:
-        inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.slt, kb.idx(0), e))
 
     def column(r: ir.Value, c: ir.Value, w: int) -> ir.Value:
+        pitch = list(memref.extract_strided_metadata(ddr.memref))[2 + 2 * ddr.rank - 2]
+        inside = arith.cmpi(arith.CmpIPredicate.slt, kb.idx(0), cols)
+        for e in outer:
+            inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.slt, kb.idx(0), e))
         lanes = ir.VectorType.get([w], ir.IndexType.get())
         step = vector.step(lanes)
         offsets = arith.muli(step, vector.broadcast(lanes, pitch))

@@ -17,7 +17,9 @@ non-NoDep tensor argument) plus explicit ``deps=``. Launch protocol, by task kin
 
 A host thread blocked in `wait()` while every core thread sleeps runs ready work itself (lane
 ``host`` in profiles) rather than paying a thread hand-off: a one-kernel call then costs no
-wake-up, and no more than `workers` kernels ever run at once.
+wake-up, and no more than `workers` kernels ever run at once. An SPMD task dispatched while
+every core sleeps runs all its blocks as one native launch (`native_spmd`): no thread
+hand-off between its blocks' starts, none between their ends and the host.
 
 ``allow_early_resolve`` (the device pre-stages a flagged producer's consumers so they start
 the instant it finishes) becomes priority on the CPU chip: when a flagged task finishes, its
@@ -38,91 +40,36 @@ import threading
 import time
 from collections import deque
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import Error
 from ..ir.enums import ParamDirection, ScopeMode
+from . import native_spmd
 from .aux_threads import AuxThreads
 from .barriers import LaunchBarrier
 from .cancel import CancelToken, KernelCancelled, Watchdog, running
 from .graph import GraphRecording, GraphRun
+from .native_spmd import NativeSpmd
 from .pipes import DEFAULT_SLOTS, PipeSet
 from .profiling import Profiler
+from .task import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    NOT_DISPATCHED,
+    PENDING,
+    QUEUED,
+    GroupMember,
+    Task,
+    TaskError,
+    TaskGroupError,
+    kernel_name,
+)
 from .tensor_map import OverlapMap, footprint, overlaps
 
-PENDING, QUEUED, DONE, FAILED, CANCELLED = range(5)
+__all__ = ["GroupMember", "Scheduler", "Task", "TaskError", "TaskGroupError", "kernel_name"]
+
 IN, NO_DEP = ParamDirection.In, ParamDirection.NoDep
-_DISPATCH = -1  # block index of a work item that has not been dispatched yet
 HOST_LANE = "host"  # profile lane of work the waiting host thread runs while every core is idle
-
-
-class TaskError(Error, RuntimeError):
-    """A task failed; ``task`` is the failed `Task`, ``__cause__`` the kernel's exception.
-    ``partially_written``: the program's Out / InOut parameters the failed run may have
-    written in part (set by `ChipWorker`; rendered as a note)."""
-
-    def __init__(self, message: str, task: Task) -> None:
-        super().__init__(message)
-        self.task = task
-        self.partially_written: tuple[str, ...] = ()
-
-    def notes(self) -> list[str]:
-        if not self.partially_written:
-            return []
-        return ["note: the run did not complete; these Out / InOut arguments may be partially "
-                f"written: {', '.join(self.partially_written)}"]
-
-
-class TaskGroupError(Error, RuntimeError):
-    """A member kernel of a Group failed, or a pipe between them timed out."""
-
-
-@dataclass(frozen=True)
-class GroupMember:
-    """One kernel of a Group task: an AIC kernel (lane 0) or one AIV lane."""
-
-    fn: Callable[..., Any]
-    args: tuple = ()
-    subblock_idx: int = 0
-
-
-def kernel_name(fn: Any) -> str:
-    return getattr(fn, "kernel_name", None) or getattr(fn, "__name__", None) or type(fn).__name__
-
-
-class Task:
-    """A submitted kernel launch; also its TaskId (pass it in ``deps=``)."""
-
-    __slots__ = ("id", "name", "fn", "args", "members", "predicate", "blocks", "sync_start",
-                 "allow_early_resolve", "pending", "dependents", "state", "done", "skipped",
-                 "error", "blocks_left", "dep_ids", "pipe_slots", "barrier", "token")
-
-    def __init__(self, task_id: int, name: str, fn: Any, args: tuple, members: tuple | None,
-                 predicate: Callable[[], Any] | None, blocks: int | None, sync_start: bool,
-                 allow_early_resolve: bool) -> None:
-        self.id, self.name, self.fn, self.args, self.members = task_id, name, fn, args, members
-        self.predicate, self.blocks, self.sync_start = predicate, blocks, sync_start
-        self.allow_early_resolve = allow_early_resolve
-        self.pending = 0
-        self.dependents: list[Task] | None = []
-        self.state = PENDING
-        self.done = False
-        self.skipped = False
-        self.error: BaseException | None = None
-        self.blocks_left = 0
-        self.token: CancelToken | None = None  # shared by an SPMD task's blocks: one failure stops all
-        self.dep_ids: tuple[int, ...] = ()
-        self.pipe_slots = DEFAULT_SLOTS
-        self.barrier: tuple[int, int] | None = None  # (AIC, AIV) participants of its syncalls
-
-    def describe(self, block: int = _DISPATCH) -> str:
-        where = f" block {block}" if block >= 0 else ""
-        return f"task {self.id} ({self.name}){where}"
-
-    def __repr__(self) -> str:
-        state = ("pending", "queued", "done", "failed", "cancelled")[self.state]
-        return f"<Task {self.id} {self.name} state={state}>"
 
 
 class Scheduler:
@@ -154,6 +101,7 @@ class Scheduler:
         self._closing = False
         self._threads: list[threading.Thread] = []
         self._aux = AuxThreads()
+        self._native = NativeSpmd(workers) if native_spmd.enabled() else None
 
     # ---------------------------------------------------------------- submission
     def submit(self, fn: Callable[..., Any], args: Sequence[Any] = (),
@@ -357,7 +305,7 @@ class Scheduler:
         wake a core: the host's next submission or its `wait()` does (see `_kick`), or
         `wait()` runs it on the host thread, saving a hand-off for one-kernel calls."""
         ready = self._ready
-        ready.append((task, _DISPATCH))
+        ready.append((task, NOT_DISPATCHED))
         # Wake a sleeper only while the queue is shorter than the sleepers; an already
         # woken worker drains everything queued behind its item.
         queued = len(ready)
@@ -391,7 +339,7 @@ class Scheduler:
     def _run_item(self, task: Task, block: int, lane: str) -> tuple[Task, int] | None:
         """Run one work item; returns the next item this thread should run (a dependent
         that became ready), so chains continue without a thread hand-off."""
-        if block == _DISPATCH:
+        if block == NOT_DISPATCHED:
             if task.predicate is not None:
                 try:
                     go = task.predicate()
@@ -409,6 +357,8 @@ class Scheduler:
             task.blocks_left = task.blocks
             if task.blocks > 1:
                 task.token = CancelToken()
+                if self._native is not None and self._native_now(task):
+                    return self._finish(task, self._native.run(task))
                 self._ready.extend((task, b) for b in range(1, task.blocks))
                 if self._idle:
                     with self._wake:
@@ -423,6 +373,12 @@ class Scheduler:
         if error is not None and task.token is not None and not isinstance(error, KernelCancelled):
             task.token.cancel(f"{task.describe(block)} failed: {type(error).__name__}")
         return self._finish(task, task.error) if last else None
+
+    def _native_now(self, task: Task) -> bool:
+        """Whether SPMD `task` runs as one native launch (`native_spmd`): it would otherwise
+        wake idle cores for its blocks, and nothing needs the Python path's hooks."""
+        return (not self._ready and self._idle == self.workers and self.profiler is None
+                and self.kernel_timeout is None and native_spmd.accepts(task.fn))
 
     def _run_together(self, task: Task) -> BaseException | None:
         """Run every block at once, each on its own thread; the first failure (own, not caused)."""
@@ -479,7 +435,7 @@ class Scheduler:
         if self.kernel_timeout is None:
             yield
             return
-        where = task.describe(block if task.blocks is not None else _DISPATCH)
+        where = task.describe(block if task.blocks is not None else NOT_DISPATCHED)
         handle = self._watchdog.watch(token, self.kernel_timeout, f"{where} ran longer than "
                                       f"RunConfig.kernel_timeout = {self.kernel_timeout:g} s")
         try:
@@ -557,7 +513,7 @@ class Scheduler:
         if not newly:
             return None
         if len(newly) > 1:
-            rest = [(t, _DISPATCH) for t in newly[1:]]
+            rest = [(t, NOT_DISPATCHED) for t in newly[1:]]
             if task.allow_early_resolve:  # its consumers go ahead of work queued earlier
                 self._ready.extendleft(reversed(rest))
             else:
@@ -565,7 +521,7 @@ class Scheduler:
             if self._idle:
                 with self._wake:
                     self._wake.notify(len(newly) - 1)
-        return newly[0], _DISPATCH
+        return newly[0], NOT_DISPATCHED
 
     def _cancel(self, tasks: list[Task]) -> None:
         """Retire pending tasks (and transitively their dependents) without running them.
@@ -591,6 +547,8 @@ class Scheduler:
             thread.join()
         self._threads = []
         self._aux.close()
+        if self._native is not None:
+            self._native.close()
         self._watchdog.close()
         self._overlap.clear()
 

@@ -99,8 +99,12 @@ class Kernel:
         self._native(packer.pack(args, ctx))
         if ctx.status:
             status, ctx.status = ctx.status, 0
-            sites = self.syncall_sites if status == STATUS_SYNCALL else self.check_sites
-            raise sites[ctx.check_site].error(self.name, ctx)
+            raise self.status_error(status, ctx)
+
+    def status_error(self, status: int, ctx: LaunchContext) -> BaseException:
+        """The error a launch whose context reports `status` (!= 0) raises."""
+        sites = self.syncall_sites if status == STATUS_SYNCALL else self.check_sites
+        return sites[ctx.check_site].error(self.name, ctx)
 
     def __call__(self, *args: Any, ctx: LaunchContext | None = None, block_idx: int = 0,
                  block_num: int = 1, subblock_idx: int = 0, pipes: Any = None, barrier: Any = None) -> None:

@@ -189,11 +189,10 @@ class JITFunction:
 
     def _positional(self, compiled, args: tuple, kwargs: dict) -> list:
         """The call's values in the compiled signature's order (specialized scalars dropped)."""
-        names = self.param_names
-        values = dict(zip(names, args))
-        values.update(kwargs)
         if len(compiled.signature) == len(args) and not kwargs:
             return list(args)
+        values = dict(zip(self.param_names, args))
+        values.update(kwargs)
         return [values[p.name] for p in compiled.signature]
 
     @staticmethod
@@ -225,8 +224,8 @@ def _fast_key(args: tuple, kwargs: dict, config) -> tuple | None:
     parts: list[Any] = [config.compile_key() if config is not None else None]
     for a in args:
         shape = getattr(a, "shape", None)
-        if shape is not None:
-            parts.append((tuple(shape), a.dtype))
+        if shape is not None:  # a torch.Size hashes and compares as the tuple of its dims
+            parts.append((shape if isinstance(shape, tuple) else tuple(shape), a.dtype))
         elif isinstance(a, (int, float, bool)):
             parts.append((type(a), a))
         else:

@@ -133,8 +133,10 @@ class CompiledProgram:
     def with_outputs(self, args: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[torch.Tensor, ...] | None]:
         """`args` completed with fresh Out tensors when they are exactly the non-Out
         arguments (return style), and those tensors (None for a full argument list)."""
+        if len(args) == len(self.signature):
+            return tuple(args), None
         outs = self.output_indices
-        if not outs or len(args) == len(self.signature) or len(args) != len(self.signature) - len(outs):
+        if not outs or len(args) != len(self.signature) - len(outs):
             return tuple(args), None
         given = iter(args)
         full, allocated = [], []
@@ -179,13 +181,24 @@ class CompiledProgram:
             raise TypeError(f"{self.name}() takes {len(self.signature)} arguments ({names}), "
                             f"got {len(args)}")
         dims: dict[str, int] = {}
-        for spec, value in zip(self.signature, args):
+        for spec, value, quick in zip(self.signature, args, self._quick_checks()):
+            if (quick is not None and type(value) is torch.Tensor and value.dtype is quick[0]
+                    and value.shape == quick[1] and value.is_cpu):
+                continue  # what `_check_tensor` would accept, in four attribute reads
             if spec.is_tensor:
                 _check_tensor(self.name, spec, value, dims)
             elif isinstance(value, (torch.Tensor, DeviceTensor, np.ndarray)):
                 raise TypeError(f"{self.name}: parameter {spec.name!r} is a scalar "
                                 f"({spec.dtype}), got a tensor")
         return dims
+
+    def _quick_checks(self) -> tuple[tuple[torch.dtype, tuple[int, ...]] | None, ...]:
+        """Per parameter, (torch dtype, shape) of a tensor argument that passes its check
+        as is: a tensor parameter with a static shape (None: check it in full)."""
+        quick = self.__dict__.get("_quick")
+        if quick is None:
+            quick = self._quick = tuple(map(_quick_check, self.signature))
+        return quick
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         from .worker import ChipWorker
@@ -203,6 +216,15 @@ class CompiledProgram:
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.name} kernels={sorted(self.kernels)}>"
+
+
+def _quick_check(spec: ParamSpec) -> tuple[torch.dtype, tuple[int, ...]] | None:
+    if not spec.is_tensor or not all(isinstance(d, int) for d in spec.shape):
+        return None
+    try:
+        return spec.dtype.to_torch(), tuple(spec.shape)
+    except TypeError:  # no torch counterpart: the full check says what it takes
+        return None
 
 
 def _same_buffer(a: torch.Tensor, b: torch.Tensor) -> bool:

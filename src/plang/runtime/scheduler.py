@@ -155,10 +155,14 @@ class Scheduler:
             untracked = bool(self._scopes) and self._scopes[-1] is not ScopeMode.AUTO
             if not untracked:
                 overlap = self._overlap
+                first = overlap.empty
                 for i, arg in enumerate(args):
                     direction = IN if directions is None else directions[i]
                     if direction is NO_DEP:
                         untracked = True
+                        continue
+                    if first:
+                        overlap.defer(arg, task, direction is not IN)
                         continue
                     where = footprint(arg)
                     if where is not None:

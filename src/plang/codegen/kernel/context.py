@@ -36,13 +36,16 @@ class Request:
     dest: a buffer to compute the tile result into when it fits (a loop's carried buffer);
     lazy: the result may stay a `LazyTile` (the call is a fused producer, `FuseTileOps`);
     reduce: a row reduction of the result to compute in the same pass, (its Assign, op name,
-    its own dest); its buffer lands in `LowerContext.prebound`.
+    its own dest); its buffer lands in `LowerContext.prebound`;
+    keep: whether the result itself is read later (False: only that reduction reads it, so
+    its values are reduced but never stored).
     """
 
     call: pir.Call
     dest: TileBuf | None = None
     lazy: bool = False
     reduce: tuple[pir.Assign, str, TileBuf | None] | None = None
+    keep: bool = True
 
 
 class Driver(Protocol):
@@ -329,7 +332,7 @@ class LowerContext:
         stmt, op, dest = self.request.reduce
         with self.lowering(Request(stmt.value, dest)):
             red = self.result_tile()
-        reduce_rows(self.kb, out, op, red, lazy)
+        reduce_rows(self.kb, out, op, red, lazy, keep=self.request.keep)
         self.prebound[stmt] = red
 
     # -- launch context -------------------------------------------------------------------

@@ -229,7 +229,8 @@ def _lower_one(lc: LowerContext, st: pir.Stmt, hints: dict, yielded: list | None
 
 def _lower_single_pass(lc: LowerContext, body: list, hints: dict) -> None:
     """`with pl.fused():` a producer, then (after non-writing assignments) a row reduction
-    of its tile, computed in one pass over the elements."""
+    of its tile, computed in one pass over the elements (and never stored when nothing
+    else reads it: `row_sum(mul(c, c))`)."""
     first, last = body[0], body[-1]
     red = last.value if isinstance(last, pir.Assign) else None
     if (len(body) < 2 or not isinstance(first, pir.Assign) or not isinstance(red, pir.Call)
@@ -237,7 +238,8 @@ def _lower_single_pass(lc: LowerContext, body: list, hints: dict) -> None:
             or not red.args or red.args[0] is not first.var):
         raise lc.error("`with pl.fused():` must hold a tile producer first and a row reduction "
                        "of its result last")
-    request = Request(first.value, hints.get(first), reduce=(last, red.op.facts.reduction, hints.get(last)))
+    request = Request(first.value, hints.get(first), reduce=(last, red.op.facts.reduction, hints.get(last)),
+                      keep=lc.use_counts[first.var] > 1)
     lc.bind(first.var, lower_call(lc, request))
     lower_stmts(lc, body[1:], hints)
 

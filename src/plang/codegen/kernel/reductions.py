@@ -50,9 +50,11 @@ def valid_lanes(v: ir.Value, x: TileBuf, c: ir.Value, identity: ir.Value) -> ir.
     return arith.select(lane_mask(x.width, arith.subi(x.valid[1], c)), v, identity)
 
 
-def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: LazyTile | None = None) -> None:
+def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: LazyTile | None = None,
+                keep: bool = True) -> None:
     """Row `op` of tile `x` into `red` ([rows, 1]). With `lazy`, the values come from it and
-    are stored into `x` in the same pass (a producer and its row reduction in one sweep).
+    are stored into `x` in the same pass (a producer and its row reduction in one sweep;
+    not stored unless `keep`: nothing else reads them).
     A float max / min keeps one compare + select per chunk (`vmaxps`) and notes NaN lanes
     beside it: `maximumf`'s own NaN and signed-zero care costs 4-5 ops per chunk at
     x86-64-v3 (the row maximum of [-0, +0] may be either zero, as torch's and numpy's are)."""
@@ -72,7 +74,8 @@ def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: Lazy
                 v = load_chunk(x, arith.addi(base, c))
             else:
                 v = lazy.chunk(r, c)
-                store_chunk(x, arith.addi(base, c), v)
+                if keep:
+                    store_chunk(x, arith.addi(base, c), v)
             v = valid_lanes(to_compute(v, x.dtype), x, c, init)
             acc = lcol.inner_iter_args[0]
             if ordered:

@@ -3,6 +3,7 @@ generator's signature), and `infer`, which reads the parameters off the operands
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import re
@@ -74,11 +75,11 @@ class Declaration:
                     named.add(m.when.name)
         self.key = tuple(n for n in params if n in named)
 
-    @property
+    @functools.cached_property
     def operands(self) -> tuple[Operand, ...]:
         return tuple(m for m in self.members if isinstance(m, Operand))
 
-    @property
+    @functools.cached_property
     def per_calls(self) -> tuple[PerCallMember, ...]:
         return tuple(m for m in self.members if isinstance(m, PerCallMember))
 

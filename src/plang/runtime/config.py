@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from ..backend import BackendType
@@ -181,11 +182,14 @@ class RunConfig:
 
     def snapshot(self) -> tuple:
         """The compared fields' current values (a key that later assignments do not change)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.compare)
+        return _compared_fields(self)
 
     def compile_key(self) -> tuple:
         """The fields that change the compiled artefact (for compile-cache keys)."""
         return (self.platform, self.resolved_device().key(), self.strategy_name)
+
+
+_compared_fields = attrgetter(*(f.name for f in fields(RunConfig) if f.compare))
 
 
 def _swimlane_level(value: int | bool) -> int:

@@ -9,6 +9,7 @@ operator resolution and IRON designs read when none is passed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from contextvars import ContextVar
@@ -119,7 +120,14 @@ def set_current_device(dev: Device) -> _Restore:
 def get_current_device() -> Device:
     """The current device, else a default (host-sized) `Device()`."""
     dev = _CURRENT.get()
-    return Device() if dev is None else dev
+    return _default_device(os.cpu_count() or 1, Isa.default()) if dev is None else dev
+
+
+@functools.cache
+def _default_device(clusters: int, isa: Isa) -> Device:
+    """`Device()` for this core count and default ISA (one object per pair: a device is
+    immutable, and a call with no device in scope then builds none)."""
+    return Device(clusters=clusters, isa=isa)
 
 
 def ensure_current_device() -> Device:

@@ -298,3 +298,77 @@ def test_a_transposed_b_packed_from_columns_matches_torch():
         else:
             want = 3 * (x[:, :64] @ torch.cat([b[:rows], torch.zeros(32 - rows, 64)]).T)
         torch.testing.assert_close(out[:, :32], want, rtol=1e-5, atol=1e-4)
+
+
+_VARIANCE = kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+    s: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(t)
+    mean: pl.Tile[[64, 1], pl.FP32] = pl.tile.muls(s, 0.0078125)
+    c: pl.Tile[[64, 128], pl.FP32] = pl.tile.row_expand_sub(t, mean)
+    sq: pl.Tile[[64, 128], pl.FP32] = pl.tile.mul(c, c)
+    v: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(sq)
+    y: pl.Tile[[64, 128], pl.FP32] = pl.tile.row_expand_mul(c, v)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(y, [0, 0], out)
+    return out_1
+""")
+
+
+def test_a_reduction_of_an_op_of_the_producer_shares_its_pass():
+    """A variance: c = t - mean is kept (y reads it), and row_sum(c * c) is computed in c's
+    pass, squaring each chunk as it is written; the result matches torch."""
+    import torch
+
+    from plang.codegen.kernel import compile_kernel
+
+    check_pass("fuse_tile_ops", _VARIANCE, kernel("""
+    with pl.fused(rows=64):
+        with pl.fused():
+            t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+            s: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(t)
+        with pl.fused():
+            c: pl.Tile[[64, 128], pl.FP32] = pl.tile.row_expand_sub(t, pl.tile.muls(s, 0.0078125))
+            sq: pl.Tile[[64, 128], pl.FP32] = pl.tile.mul(c, c)
+            v: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(sq)
+        out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.row_expand_mul(c, v), [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
+    k = compile_kernel(passes.fuse_tile_ops()(parse(_VARIANCE)).get("k"))
+    x, out = torch.randn(64, 128) * 2 + 1, torch.zeros(64, 128)
+    k(x, out)
+    c = x - x.mean(1, keepdim=True)
+    torch.testing.assert_close(out, c * (c * c).sum(1, keepdim=True), rtol=1e-5, atol=1e-4)
+
+
+def test_an_op_reading_a_later_value_is_not_pulled_into_the_producers_pass():
+    """sq reads d, assigned after c: computing sq in c's pass would read d before it exists,
+    so c's pass takes nothing, and d's pass computes sq and its row sum."""
+    import torch
+
+    from plang.codegen.kernel import compile_kernel
+
+    before = kernel("""
+    t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+    c: pl.Tile[[64, 128], pl.FP32] = pl.tile.adds(t, 1.0)
+    d: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(t)
+    sq: pl.Tile[[64, 128], pl.FP32] = pl.tile.mul(c, d)
+    v: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(sq)
+    y: pl.Tile[[64, 128], pl.FP32] = pl.tile.row_expand_mul(pl.tile.mul(c, d), v)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(y, [0, 0], out)
+    return out_1
+""")
+    check_pass("fuse_tile_ops", before, kernel("""
+    with pl.fused(rows=64):
+        t: pl.Tile[[64, 128], pl.FP32] = pl.tile.load(x, [0, 0], [64, 128])
+        c: pl.Tile[[64, 128], pl.FP32] = pl.tile.adds(t, 1.0)
+        with pl.fused():
+            d: pl.Tile[[64, 128], pl.FP32] = pl.tile.exp(t)
+            sq: pl.Tile[[64, 128], pl.FP32] = pl.tile.mul(c, d)
+            v: pl.Tile[[64, 1], pl.FP32] = pl.tile.row_sum(sq)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(pl.tile.row_expand_mul(pl.tile.mul(c, d), v), [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
+    k = compile_kernel(passes.fuse_tile_ops()(parse(before)).get("k"))
+    x, out = torch.randn(64, 128), torch.zeros(64, 128)
+    k(x, out)
+    p = (x + 1) * x.exp()
+    torch.testing.assert_close(out, p * p.sum(1, keepdim=True), rtol=1e-5, atol=1e-3)

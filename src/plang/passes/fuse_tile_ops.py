@@ -20,7 +20,9 @@ Three decisions, each visible in the printed IR and read back by the parser:
    there too, with a load it transposes: B is then packed from the loaded tile's columns.
 3. **Single-pass reductions** `with pl.fused():` — a fusible producer computed into a buffer
    and a later sum / max / min / prod row reduction of it (only non-writing assignments in
-   between) are computed in one pass over the elements.
+   between) are computed in one pass over the elements; also a reduction of a single-use
+   fusible op of the producer between them (a layer norm's ``c = x - mean`` and
+   ``row_sum(mul(c, c))``: each chunk of c is written and squared in the same pass).
 
 Regions are found first (on flat statements); 2 and 3 then apply in every block, region
 bodies included.
@@ -29,6 +31,7 @@ bodies included.
 from __future__ import annotations
 
 from ..ir.enums import ScopeKind
+from ..ir.equality import structural_equal
 from ..ir.expr import Call, GlobalVar, Var
 from ..ir.function import Function, Program
 from ..ir.ops import Pattern, Unit
@@ -193,7 +196,7 @@ class _Fuser:
         out: list[Stmt] = []
         i = 0
         while i < len(stmts):
-            j = _reduction_of(stmts, i)
+            j = _reduction_of(stmts, i, self.counts)
             if j is None:
                 out.append(stmts[i])
                 i += 1
@@ -225,22 +228,40 @@ def _region_end(stmts: list[Stmt], i: int, rows: int) -> int:
     return j
 
 
-def _reduction_of(stmts: list[Stmt], i: int) -> int | None:
-    """The index of a foldable row reduction of `stmts[i]`'s tile that can share its pass."""
+def _reduction_of(stmts: list[Stmt], i: int, counts) -> int | None:
+    """The index of a foldable row reduction that can share `stmts[i]`'s pass: of its tile,
+    or of a single-use fusible op of it (`_feeds`) in between."""
     st = stmts[i]
     call = op_call(st)
     if not (isinstance(st, Assign) and call is not None and call.op.facts.fusible
             and isinstance(st.var.type, TileType)):
         return None
+    reduced, defined = {st.var}, set()
     for k in range(i + 1, len(stmts)):
         later = stmts[k]
         red = op_call(later)
         if (isinstance(later, Assign) and red is not None and red.op.facts.pattern is Pattern.ROW_REDUCTION
-                and red.op.facts.reduction in _FOLDABLE and red.args[0] is st.var):
+                and red.op.facts.reduction in _FOLDABLE and red.args[0] in reduced):
             return k
-        if not _harmless(later):
+        if len(reduced) == 1 and _feeds(later, st.var, counts, defined):
+            reduced.add(later.var)
+        elif not _harmless(later):
             return None
+        if isinstance(later, Assign):
+            defined.add(later.var)
     return None
+
+
+def _feeds(st: Stmt, var: Var, counts, defined: set) -> bool:
+    """`st` computes, from `var`'s tile, a tile of its type that only a reduction reads
+    (``mul(c, c)`` of a variance), and reads nothing assigned since `var`: it is then
+    computed chunk by chunk in `var`'s pass, from the chunks just written."""
+    call = op_call(st)
+    if not (isinstance(st, Assign) and call is not None and call.op.facts.fusible
+            and counts[st.var] == 1 and structural_equal(st.var.type, var.type)):
+        return False
+    reads = set(expr_vars(call))
+    return var in reads and not reads & defined
 
 
 def _reads_directly(st: Stmt, var: Var, yields: bool) -> bool:

@@ -38,7 +38,9 @@ class Request:
     reduce: a row reduction of the result to compute in the same pass, (its Assign, op name,
     its own dest); its buffer lands in `LowerContext.prebound`;
     keep: whether the result itself is read later (False: only that reduction reads it, so
-    its values are reduced but never stored).
+    its values are reduced but never stored);
+    through: (the result's Var, an op call of it) when the reduction reduces that call's
+    values instead, computed from each chunk of the result as it is written.
     """
 
     call: pir.Call
@@ -46,6 +48,7 @@ class Request:
     lazy: bool = False
     reduce: tuple[pir.Assign, str, TileBuf | None] | None = None
     keep: bool = True
+    through: tuple[pir.Var, pir.Call] | None = None
 
 
 class Driver(Protocol):
@@ -332,7 +335,12 @@ class LowerContext:
         stmt, op, dest = self.request.reduce
         with self.lowering(Request(stmt.value, dest)):
             red = self.result_tile()
-        reduce_rows(self.kb, out, op, red, lazy, keep=self.request.keep)
+        values = None
+        if self.request.through is not None:
+            var, call = self.request.through
+            self.bind(var, out)
+            values = self.operand(call)  # reads `out` chunk by chunk
+        reduce_rows(self.kb, out, op, red, lazy, keep=self.request.keep, values=values)
         self.prebound[stmt] = red
 
     # -- launch context -------------------------------------------------------------------

@@ -229,19 +229,23 @@ def _lower_one(lc: LowerContext, st: pir.Stmt, hints: dict, yielded: list | None
 
 def _lower_single_pass(lc: LowerContext, body: list, hints: dict) -> None:
     """`with pl.fused():` a producer, then (after non-writing assignments) a row reduction
-    of its tile, computed in one pass over the elements (and never stored when nothing
-    else reads it: `row_sum(mul(c, c))`)."""
+    of its tile (or of one op of it: `c`, then `row_sum(mul(c, c))`), computed in one pass
+    over the elements; a producer nothing else reads is reduced and never stored."""
     first, last = body[0], body[-1]
     red = last.value if isinstance(last, pir.Assign) else None
+    reduced = red.args[0] if isinstance(red, pir.Call) and red.args else None
+    middle = next((st for st in body[1:-1] if isinstance(st, pir.Assign) and st.var is reduced
+                   and isinstance(st.value, pir.Call)), None)
     if (len(body) < 2 or not isinstance(first, pir.Assign) or not isinstance(red, pir.Call)
             or isinstance(red.op, pir.GlobalVar) or red.op.facts.reduction is None
-            or not red.args or red.args[0] is not first.var):
+            or (reduced is not first.var and middle is None)):
         raise lc.error("`with pl.fused():` must hold a tile producer first and a row reduction "
-                       "of its result last")
+                       "of its result (or of one op of it) last")
+    through = None if middle is None else (first.var, middle.value)
     request = Request(first.value, hints.get(first), reduce=(last, red.op.facts.reduction, hints.get(last)),
-                      keep=lc.use_counts[first.var] > 1)
+                      keep=through is not None or lc.use_counts[first.var] > 1, through=through)
     lc.bind(first.var, lower_call(lc, request))
-    lower_stmts(lc, body[1:], hints)
+    lower_stmts(lc, [st for st in body[1:] if st is not middle], hints)
 
 
 def _carried(lc: LowerContext, iter_args, inits) -> tuple[list, list]:

@@ -51,10 +51,11 @@ def valid_lanes(v: ir.Value, x: TileBuf, c: ir.Value, identity: ir.Value) -> ir.
 
 
 def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: LazyTile | None = None,
-                keep: bool = True) -> None:
+                keep: bool = True, values: LazyTile | None = None) -> None:
     """Row `op` of tile `x` into `red` ([rows, 1]). With `lazy`, the values come from it and
     are stored into `x` in the same pass (a producer and its row reduction in one sweep;
-    not stored unless `keep`: nothing else reads them).
+    not stored unless `keep`: nothing else reads them); with `values` too, what is reduced
+    is `values`, an op of `x` read back from the chunk just stored (of `x`'s dtype).
     A float max / min keeps one compare + select per chunk (`vmaxps`) and notes NaN lanes
     beside it: `maximumf`'s own NaN and signed-zero care costs 4-5 ops per chunk at
     x86-64-v3 (the row maximum of [-0, +0] may be either zero, as torch's and numpy's are)."""
@@ -76,6 +77,8 @@ def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: Lazy
                 v = lazy.chunk(r, c)
                 if keep:
                     store_chunk(x, arith.addi(base, c), v)
+                if values is not None:
+                    v = values.chunk(r, c)
             v = valid_lanes(to_compute(v, x.dtype), x, c, init)
             acc = lcol.inner_iter_args[0]
             if ordered:

@@ -108,12 +108,11 @@ class JitOperator(Operator, library=True):
         given_outs = _as_list(out)
         plan = self._plan(inputs, given_outs, dev, tuned, compile_config)
         op = plan.op
-        check = _check_tensor
-        tensors = {m.name: check(op, m, t, d) for m, d, t in zip(plan.fills, plan.fill_dtypes, inputs)}
+        tensors = {m.name: _check_tensor(op, m, t) for m, t in zip(plan.fills, inputs)}
         if given_outs:
-            tensors |= {m.name: check(op, m, t, d) for m, d, t in zip(plan.outs, plan.out_dtypes, given_outs)}
+            tensors |= {m.name: _check_tensor(op, m, t) for m, t in zip(plan.outs, given_outs)}
         else:
-            tensors |= {m.name: torch.empty(shape, dtype=d) for m, shape, d in plan.allocate}
+            tensors |= {m.name: torch.empty(shape, dtype=m.torch_dtype) for m, shape in plan.allocate}
         args = [tensors[name] for name in plan.order]
         plan.program(*args, *op._per_call_values(per_call), config=config)
         results = [tensors[name] for name in plan.results]
@@ -133,20 +132,19 @@ class JitOperator(Operator, library=True):
         fills = [m for m in op._present() if m.fills]
         results = [m for m in op._present() if not m.fills]
         names = [m.name for m in fills][:len(inputs)] + [f"input{i}" for i in range(len(fills), len(inputs))]
-        given = {m.name: _check_tensor(op, m, t, m.torch_dtype) for m, t in zip(results, outs)}
+        given = {m.name: _check_tensor(op, m, t) for m, t in zip(results, outs)}
         shapes = {n: tuple(t.shape) for n, t in zip(names, inputs)}
         op.declaration.infer(shapes, [tuple(t.shape) for t in outs],
                              **{n: vars(op)[n] for n in op.declaration.params})
-        tensors = {m.name: _check_tensor(op, m, t, m.torch_dtype) for m, t in zip(fills, inputs)}
-        allocate = tuple((m, _out_shape(m, tensors), m.torch_dtype) for m in results)
-        tensors |= given or {m.name: torch.empty(shape, dtype=d) for m, shape, d in allocate}
+        tensors = {m.name: _check_tensor(op, m, t) for m, t in zip(fills, inputs)}
+        allocate = tuple((m, _out_shape(m, tensors)) for m in results)
+        tensors |= given or {m.name: torch.empty(shape, dtype=m.torch_dtype) for m, shape in allocate}
         args = [tensors[m.name] for m in op._present()]
         program = op._compiled(args, len(op.declaration.per_calls), config)
         if len(memo) >= 16:
             memo.clear()
         returned = results or [m for m in fills if m.direction == "InOut"]
-        plan = memo[key] = _CallPlan(op, tuple(fills), tuple(m.torch_dtype for m in fills), tuple(results),
-                                     tuple(m.torch_dtype for m in results), allocate,
+        plan = memo[key] = _CallPlan(op, tuple(fills), tuple(results), allocate,
                                      tuple(m.name for m in op._present()), tuple(m.name for m in returned),
                                      program)
         return plan
@@ -222,16 +220,14 @@ class JitOperator(Operator, library=True):
 
 @dataclass(frozen=True)
 class _CallPlan:
-    """A call's resolved operator, its fill and output operands with their torch dtypes, the
-    outputs to allocate (operand, shape, dtype), the program's tensor arguments and the
-    returned tensors (by operand name), and the compiled program."""
+    """A call's resolved operator, its fill and output operands, the outputs to allocate
+    (operand, shape), the program's tensor arguments and the returned tensors (by operand
+    name), and the compiled program."""
 
     op: JitOperator
     fills: tuple[Operand, ...]
-    fill_dtypes: tuple[torch.dtype, ...]
     outs: tuple[Operand, ...]
-    out_dtypes: tuple[torch.dtype, ...]
-    allocate: tuple[tuple[Operand, tuple[int, ...], torch.dtype], ...]
+    allocate: tuple[tuple[Operand, tuple[int, ...]], ...]
     order: tuple[str, ...]
     results: tuple[str, ...]
     program: Any
@@ -245,12 +241,11 @@ def _as_list(out: Any) -> list:
     return [] if out is None else list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _check_tensor(op: Operator, m: Operand, t: Any, dtype: torch.dtype) -> torch.Tensor:
-    """A call's tensor for operand `m`: a contiguous CPU torch tensor of its dtype (`dtype`,
-    its torch form)."""
+def _check_tensor(op: Operator, m: Operand, t: Any) -> torch.Tensor:
+    """A call's tensor for operand `m`: a contiguous CPU torch tensor of its dtype."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{type(op).__name__}: operand {m.name} takes a torch tensor, got {type(t).__name__}")
-    if t.dtype != dtype:
+    if t.dtype != m.torch_dtype:
         raise TypeError(f"{type(op).__name__}: operand {m.name} is {m.dtype.name}, got a {t.dtype} tensor")
     if t.device.type != "cpu" or not t.is_contiguous():
         raise ValueError(f"{type(op).__name__}: operand {m.name} must be a contiguous CPU tensor")

@@ -9,6 +9,7 @@ dims are integers (``In(1024, dtype=np.float32)``) is concrete without an operat
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from typing import Any
 
@@ -108,6 +109,7 @@ class Operand:
         """This operand bound to `op`: its dims read through it."""
         bound = copy.copy(self)
         bound._op = op
+        bound.__dict__.pop("torch_dtype", None)  # read through `op` from now on
         return bound
 
     # ------------------------------------------------------------ values
@@ -151,8 +153,10 @@ class Operand:
         """The element type as a plang `DataType`."""
         return as_data_type(self._value(self.declared_dtype))
 
-    @property
+    @functools.cached_property
     def torch_dtype(self) -> Any:
+        """`dtype` as a torch dtype (read once: the operator an operand is bound to is
+        immutable; a call checks every tensor against it)."""
         return self.dtype.to_torch()
 
     @property

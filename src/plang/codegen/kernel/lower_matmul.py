@@ -48,7 +48,7 @@ from .lower_scalar import convert, lower_scalar
 from .mlir import arith, ir, memref, scf, vector
 from .pack_cache import PanelCache, repeats
 from .vector_math import splat
-from .vectors import LazyTile, prefetch_ahead, read_chunk
+from .vectors import LazyTile, prefetch_ahead, read_chunk, transpose16
 
 LANES = 16
 FP32_INLINE_PANEL = 64
@@ -102,7 +102,9 @@ class _Operands:
         # overlap the FMAs / dot products) when the panels are the B chunks themselves; FP32
         # only with panels of FP32_INLINE_PANEL columns or more
         fp32_inline = a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
-        self.pack_inline = (self.dot or fp32_inline) and b.pitch == out_pitch and not self.amx
+        self.pairs = b.pair_source if self.dot and isinstance(b, LazyTile) else None
+        self.pack_inline = ((self.dot or fp32_inline) and b.pitch == out_pitch and not self.amx
+                            and self.pairs is None)
         self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
         self.base, self.fresh, self.mark = kb.idx(0), None, None
         if a.dtype is FP32 and isinstance(b, TileBuf):
@@ -158,6 +160,9 @@ class _Operands:
         """Packs B into `b_buf`'s panels `nr` columns wide (a B chunk of width w fills w / nr
         panels)."""
         kb, w, nr, elem = self.kb, b.width, self.nr, self.b_elem
+        if self.pairs is not None:
+            self._pack_pairs(self.pairs)
+            return
         with kb.loop(0, self.K // 2 if self.dot else self.K) as lk:
             k = lk.induction_variable
             with kb.loop(0, b.pitch, w) as ln:
@@ -180,6 +185,26 @@ class _Operands:
                                                                               [1])
                         off = arith.addi(arith.addi(base, kb.idx(j * self.K)), arith.muli(k, kb.idx(nr)))
                         vector.store(part, self.b_buf, [off])
+
+    def _pack_pairs(self, src: LazyTile) -> None:
+        """Packs B = src^T as k pairs: each pair (B[2kp, n], B[2kp+1, n]) is the 32-bit word kp
+        of src's row n, so 16 x 16 blocks of src's words are transposed in registers into 16
+        panel rows (no transposed copy of src, no gathers)."""
+        kb, w = self.kb, self.b.width
+        i32 = ir.IntegerType.get_signless(32)
+        words = src.width // 2
+        with kb.loop(0, src.rows, 16) as ln, kb.loop(0, src.cols, src.width) as lc:
+            n0, c = ln.induction_variable, lc.induction_variable
+            chunks = [vector.bitcast(_vt(i32, words), read_chunk(kb, src, arith.addi(n0, kb.idx(r)), c))
+                      for r in range(16)]
+            panel = arith.addi(self.base, arith.muli(arith.divui(n0, kb.idx(w)), kb.idx(w * self.K)))
+            at = arith.addi(panel, arith.addi(arith.muli(arith.remui(n0, kb.idx(w)), kb.idx(2)),
+                                              arith.muli(c, kb.idx(w))))
+            for h in range(0, words, 16):
+                block = [vector.extract_strided_slice(_vt(i32), v, [h], [LANES], [1]) for v in chunks]
+                for j, v in enumerate(transpose16(block)):
+                    off = arith.addi(at, kb.idx((h + j) * 2 * w))
+                    vector.store(vector.bitcast(_vt(self.b_elem, 2 * LANES), v), self.b_buf, [off])
 
     def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
         """A[row, k] broadcast to a vector of accumulator lanes (converted)."""

@@ -10,6 +10,7 @@ from .vector_math import splat
 from .vectors import LazyTile, load_chunk, store_chunk, to_compute, to_storage, vtype
 
 _K = vector.CombiningKind
+_NUM_KIND = {_K.MAXIMUMF: _K.MAXNUMF, _K.MINIMUMF: _K.MINNUMF}
 
 
 def identity_and_kind(op: str, d: DataType) -> tuple[float | int, object, object]:
@@ -27,13 +28,19 @@ def identity_and_kind(op: str, d: DataType) -> tuple[float | int, object, object
             "max": (0, arith.maxui, _K.MAXUI), "min": (-1, arith.minui, _K.MINUI)}[op]
 
 
-def fold_lanes(acc: ir.Value, kind) -> ir.Value:
+def fold_lanes(acc: ir.Value, kind, nan_free: bool = False) -> ir.Value:
     """The lanes of vector accumulator `acc` combined into one scalar as a tree: the lanes
     already hold partial results in no particular order, so float sums and products may be
     reassociated (without that flag LLVM adds the lanes one after another, a chain of as
-    many dependent adds as lanes)."""
+    many dependent adds as lanes). `nan_free`: a float max / min whose NaN lanes the caller
+    notes apart, folded with plain compares (LLVM otherwise expands its NaN care lane by
+    lane)."""
     is_float = isinstance(acc.type.element_type, ir.FloatType)
-    fm = ir.Attribute.parse("#arith.fastmath<reassoc>") if is_float and kind in (_K.ADD, _K.MUL) else None
+    fm = None
+    if is_float and kind in (_K.ADD, _K.MUL):
+        fm = ir.Attribute.parse("#arith.fastmath<reassoc>")
+    elif is_float and nan_free:
+        kind, fm = _NUM_KIND.get(kind, kind), ir.Attribute.parse("#arith.fastmath<nnan,nsz>")
     return vector.reduction(acc.type.element_type, kind, acc, fastmath=fm)
 
 
@@ -87,7 +94,7 @@ def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: Lazy
                             arith.ori(lcol.inner_iter_args[1], nan)])
             else:
                 scf.yield_([combine(acc, v)])
-        s = fold_lanes(lcol.results[0], kind)
+        s = fold_lanes(lcol.results[0], kind, nan_free=ordered)
         if ordered:
             seen = vector.reduction(flags.element_type, _K.OR, lcol.results[1])
             any_nan = arith.cmpi(arith.CmpIPredicate.ne, seen, kb.const_of(seen.type, 0))

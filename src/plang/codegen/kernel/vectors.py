@@ -118,6 +118,24 @@ class LazyTile:
     """A DDR load's `column(r, c, w)` where its rows run along one tensor dim: elements
     (r + i, c), i < w, as one vector (a gather; zero outside the window), which a transpose
     feeding a matmul's B streams instead of transposing the tile into a buffer."""
+    pair_source: LazyTile | None = None
+    """The untransposed 16-bit DDR load of a lazy transpose: a BF16 pair-dot matmul packs this
+    tile's k pairs, 32-bit words along the source's rows, by 16 x 16 word transposes."""
+
+
+def transpose16(rows: list[ir.Value]) -> list[ir.Value]:
+    """The 16 x 16 block held as 16 row vectors of 16 lanes, transposed by four rounds of
+    shuffles (round b swaps, between rows r and r + b, the b-wide column groups off the
+    diagonal)."""
+    rows = list(rows)
+    for b in (1, 2, 4, 8):  # (mask of row r, mask of row r + b) over [row r, row r + b]
+        low = [16 + p - b if p & b else p for p in range(16)]
+        high = [16 + p if p & b else p + b for p in range(16)]
+        for r in range(16):
+            if not r & b:
+                rows[r], rows[r + b] = (vector.shuffle(rows[r], rows[r + b], low),
+                                        vector.shuffle(rows[r], rows[r + b], high))
+    return rows
 
 
 PREFETCH_ROWS = 4

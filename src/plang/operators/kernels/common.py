@@ -10,7 +10,10 @@ from ...ir.enums import MemorySpace
 from ...target import Device, get_current_device
 from ..operator import Unresolvable
 
-ROWS = (4, 8, 16, 32, 64)  # the tuner's row-step domain
+ROWS = (1, 2, 4, 8, 16, 32, 64)
+"""The tuner's row-step domain. The one- and two-row steps keep a LayerNorm's live tiles of
+1024 fp32 columns in a 48 KiB L1 (4096x1024 on a Zen 5 VM, medians of 9 rounds: rows=2
+0.89 ms, rows=4 1.10 ms, torch 1.04 ms)."""
 BLOCKS = (1, 2, 4, 8)  # the tuner's SPMD block domain
 _PICKS = (64, 32, 16, 8, 4, 2, 1)  # what resolve() tries, most rows first
 

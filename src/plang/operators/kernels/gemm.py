@@ -31,8 +31,9 @@ class GEMM(JitOperator):
     `blocks` SPMD blocks of M rows, [tm, tn] output tiles accumulated over tk-deep slices,
     walked in column or row strips (`walk`, one of `WALKS`); one core runs each block whole
     (`single_core`). A column-major FP32 b tile is packed straight from its columns (its
-    panels cached for the call, as a row-major b's); a 16-bit one is transposed in the
-    vector buffer first."""
+    panels cached for the call, as a row-major b's), and so is a BF16 one where the target
+    has the pair dot product (its k pairs are 32-bit words of b's rows); another 16-bit one
+    is transposed in the vector buffer first."""
 
     M: int = param()
     N: int = param()

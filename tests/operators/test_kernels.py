@@ -66,8 +66,8 @@ def test_gemm_walks(walk):
     a, b = torch.randn(128, 128).to(torch.bfloat16), torch.randn(128, 256).to(torch.bfloat16)
     op = GEMM(M=128, N=256, K=128, dtype=pl.BF16, tm=32, tn=64, tk=64, blocks=2, walk=walk)
     torch.testing.assert_close(op(a, b, config=CONFIG), a.float() @ b.float(), rtol=2e-3, atol=2e-3)
-    assert GEMM(M=64, N=64, K=64, dtype=pl.BF16).resolved(DEV).walk == "rows"
-    assert GEMM(M=64, N=64, K=64).resolved(DEV).walk == "columns"
+    assert GEMM(M=64, N=64, K=64, dtype=pl.BF16).resolved(DEV).walk == "columns"
+    assert GEMM(M=64, N=64, K=64, walk="rows").resolved(DEV).walk == "rows"
 
 
 def test_gemm_checks():

@@ -106,6 +106,22 @@ def test_softmax_fuses_row_by_row(m: int, n: int, rows: int) -> None:
     torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("m, n, rows, paired", [(30, 200, 8, True), (13, 37, 4, True), (16, 256, 16, True),
+                                                (64, 1024, 8, False), (12, 64, 3, False)])
+def test_short_rows_two_per_trip(m: int, n: int, rows: int, paired: bool) -> None:
+    """Rows of at most SHORT_ROW columns, an even number per block, are lowered two per trip
+    of the row loop (a clipped last block: 30 = 3 * 8 + 6, 13 = 3 * 4 + 1 leaves one row of a
+    pair invalid); wide rows and odd blocks one per trip."""
+    fn, k = _block_kernel(m, n, rows, _softmax_rows)
+    sfx = r"(?:_\d+)?"  # the printer's suffix of a repeated constant name
+    steps = re.findall(rf"scf\.for %\S+ = %c0{sfx} to %c{rows}{sfx} step %c(\d+){sfx}\b", k.mlir_text)
+    assert steps == ["2" if paired else "1"]
+    x = torch.randn(m, n) * 5
+    out = torch.full((m, n), 9.0)
+    k(x, out)
+    torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
+
+
 def test_softmax_rank3_tiles() -> None:
     """[2, 4, N] tiles of a rank-3 tensor: leading dims fold into 8 rows."""
     fn, k = _block_kernel(24, 200, 8, _softmax_rows, tensor_rank=3)

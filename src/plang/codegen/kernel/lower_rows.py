@@ -39,8 +39,25 @@ def row_view(kb: KernelBuilder, tile: TileBuf, row: ir.Value) -> TileBuf:
     return TileBuf(buf, tile.dtype, 1, tile.cols, tile.pitch, tile.width, valid)
 
 
+SHORT_ROW = 256
+"""The widest row (in elements) that a row region lowers two at a time: each trip of its loop
+lowers the body for rows r and r + 1, so one row's reductions and scalar tail overlap the
+other's vector work. Attention's score rows (8x512x512x64 on a Zen 5 VM, in-process A/B):
+BF16 kv=128 1.05 -> 0.94 ms, kv=256 1.14 -> 1.07, FP32 kv=128 1.58 -> 1.47; 1024-column
+softmax / norm rows gain nothing and lose up to 4%."""
+
+
+def _widest(body: list, outside: dict) -> int:
+    """The most columns of a tile the region defines or reads from before it."""
+    tiles = [st.var.type for st in through_fused(body)
+             if isinstance(st, Assign) and isinstance(st.var.type, TileType)]
+    tiles += [v.type for v in outside]
+    return max((t.static_shape[-1] for t in tiles if t.static_shape), default=0)
+
+
 def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> None:
-    """Lower the statements of a row region as one loop over its `rows` rows."""
+    """Lower the statements of a row region as one loop over its `rows` rows (two per trip
+    where they are at most `SHORT_ROW` wide)."""
     for st in through_fused(body):
         if row_count(st, nested=True) != rows:
             raise lc.error(f"`with pl.fused(rows={rows})` holds a statement that is not row-local "
@@ -52,16 +69,18 @@ def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> No
     targets = {v: hints.get(st) or lc.new_tile(v.type) for v, st in escaping.items()}
     outside = {v: lc.tile(v) for v in tiles_read_before_defined(body)}
     kb = lc.kb
-    loop = scf.ForOp(kb.idx(0), kb.idx(rows), kb.idx(1), [])
+    step = 2 if rows % 2 == 0 and _widest(body, outside) <= SHORT_ROW else 1
+    loop = scf.ForOp(kb.idx(0), kb.idx(rows), kb.idx(step), [])
     with ir.InsertionPoint(loop.body):
-        r = loop.induction_variable
-        with lc.in_row_mode(RowMode(r, rows)):
-            for v, full in outside.items():
-                if tile_rows(v.type) == rows:  # else a broadcast row, already bound whole
-                    lc.bind(v, row_view(kb, full, r))
-            lc.driver.lower_block(lc, body, {})
-            for v, full in targets.items():
-                copy_tile(kb, lc.operand(v), row_view(kb, full, r))
+        for u in range(step):
+            r = arith.addi(loop.induction_variable, kb.idx(u)) if u else loop.induction_variable
+            with lc.in_row_mode(RowMode(r, rows)):
+                for v, full in outside.items():
+                    if tile_rows(v.type) == rows:  # else a broadcast row, already bound whole
+                        lc.bind(v, row_view(kb, full, r))
+                lc.driver.lower_block(lc, body, {})
+                for v, full in targets.items():
+                    copy_tile(kb, lc.operand(v), row_view(kb, full, r))
         scf.yield_([])
     for v, full in {**outside, **targets}.items():
         lc.bind(v, full)

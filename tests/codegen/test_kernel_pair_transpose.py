@@ -38,12 +38,12 @@ def _no_disk_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("PLANG_DISK_CACHE", "0")
 
 
-@pytest.mark.parametrize("m, n, d, packed", [(128, 128, 64, True), (96, 64, 128, True),
+@pytest.mark.parametrize("m, n, d, packed", [(128, 128, 64, True), (96, 64, 128, True), (64, 96, 64, True),
                                              (64, 96, 48, False)])
 def test_bf16_scores_by_query_blocks(monkeypatch, m: int, n: int, d: int, packed: bool) -> None:
     """[n, d] keys of whole 16 x 32 blocks are pair-packed where the target has the pair dot
-    product (a spy counts the packing); 48 columns are not whole word blocks of 64-lane
-    chunks and take the transposed copy."""
+    product (a spy counts the packing), 96 keys into panels padded to 128 columns; 48
+    columns are not whole word blocks of 64-lane chunks and take the transposed copy."""
     calls = []
     pack = lower_matmul._Operands._pack_pairs
     monkeypatch.setattr(lower_matmul._Operands, "_pack_pairs",

@@ -65,3 +65,33 @@ def test_cast_modes(pair: tuple[str, str], mode: str) -> None:
                                   ("FP32", "FP16"), ("FP32", "UINT8")])
 def test_cast_saturation(pair: tuple[str, str], sat: str) -> None:
     _run(DataType.from_name(pair[0]), DataType.from_name(pair[1]), "trunc", sat)
+
+
+def _bf16_rne(bits: torch.Tensor) -> torch.Tensor:
+    """FP32 bit patterns (int64) rounded to BF16 bit patterns, to nearest even, by integers."""
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def test_fp32_to_bf16_rounds_every_kind_of_value() -> None:
+    """Rows of 256: random bit patterns of every exponent, normal values at and beside ties,
+    denormals only (`vcvtneps2bf16` would read them as zero, so their vectors take the integer
+    rounding), and specials (signed zeros, infinities, NaNs, values rounding up to inf),
+    against integer round-to-nearest-even, bit for bit (NaN stays NaN)."""
+    g = torch.Generator().manual_seed(3)
+    bits = torch.randint(0, 1 << 32, (4, 256), generator=g, dtype=torch.int64)
+    ties = torch.tensor([0x7FFF, 0x8000, 0x8001, 0x18000])
+    bits[1] = (torch.randint(0x00800000, 0x7F000000, (256,), generator=g) & ~0xFFFF) + ties.repeat(64)
+    bits[2] = torch.randint(1, 0x00800000, (256,), generator=g) | (torch.arange(256) % 2 << 31)
+    specials = [0, 1 << 31, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x7F7FFFFF,
+                0x7F7F8000, 0x007FFFFF, 0x00800000, 0x80000001]
+    bits[3, :len(specials)] = torch.tensor(specials)
+    x = torch.from_numpy(bits.to(torch.int32).numpy().view("float32").copy())
+    fp32, bf16 = DataType.from_name("FP32"), DataType.from_name("BF16")
+    k = tile_kernel("to_bf16", [fp32], bf16, (4, 256), (4, 256), (0, 0),
+                    lambda b, t: make_call("tile.cast", [t[0]], {"target_type": bf16}))
+    out = torch.zeros(4, 256, dtype=torch.bfloat16)
+    k(x, out)
+    got = out.view(torch.int16).to(torch.int64) & 0xFFFF
+    nan = x.isnan()
+    assert torch.equal(out.isnan(), nan)
+    assert torch.equal(got[~nan], _bf16_rne(bits)[~nan])

@@ -147,8 +147,9 @@ class Isa:
     @property
     def bf16_conversions(self) -> bool:
         """Hardware FP32 -> BF16 rounding that agrees with IEEE round-to-nearest-even: AArch64
-        BF16 `bfcvt`. (x86's `vcvtneps2bf16` flushes denormal inputs to zero, so x86 kernels
-        round with integer code instead.)"""
+        BF16 `bfcvt`. (x86's `vcvtneps2bf16` reads denormal inputs as zero: x86 kernels take
+        it for vectors with no denormal lane where the target has AVX512-BF16, and round with
+        integer code otherwise.)"""
         return "bf16" in self.features and self.arch == "aarch64"
 
     @property

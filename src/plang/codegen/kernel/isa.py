@@ -32,7 +32,7 @@ import contextvars
 from typing import Iterator
 
 from ...target import Isa
-from .mlir import arith, ir, llvm, math, vector, x86
+from .mlir import arith, ir, llvm, math, scf, vector, x86
 
 _CURRENT: contextvars.ContextVar[Isa | None] = contextvars.ContextVar("plang_kernel_isa", default=None)
 
@@ -180,6 +180,8 @@ def truncf(t: ir.Type, v: ir.Value) -> ir.Value:
     if isinstance(dst, (ir.F16Type, ir.BF16Type)) and isinstance(src, ir.F64Type):
         v = _f64_to_f32_odd(v)  # round to odd first: then one RNE step is exact RNE
     if isinstance(dst, ir.BF16Type) and not current().bf16_conversions:
+        if current().bf16_dot and isinstance(v.type, ir.VectorType):
+            return _f32_to_bf16_unless_denormal(v, t)
         return _f32_to_bf16(v, t)
     if isinstance(dst, ir.F16Type) and not current().f16_conversions:
         return _f32_to_f16(v, t)
@@ -209,6 +211,23 @@ def _f32_to_bf16(x: ir.Value, t: ir.Type) -> ir.Value:
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
     h = arith.trunci(_like(x.type, _i(16)), arith.select(is_nan, quiet, rounded))
     return arith.bitcast(t, h)
+
+
+def _f32_to_bf16_unless_denormal(x: ir.Value, t: ir.Type) -> ir.Value:
+    """AVX512-BF16's `vcvtneps2bf16` (round to nearest even, NaN quieted), which reads denormal
+    inputs as zero: a vector holding one takes the integer rounding instead."""
+    i32 = _like(x.type, _i(32))
+    mag = arith.andi(arith.bitcast(i32, x), splat(i32, 0x7FFFFFFF))
+    denormal = arith.cmpi(arith.CmpIPredicate.ult, arith.subi(mag, splat(i32, 1)), splat(i32, 0x007FFFFF))
+    i1 = ir.IntegerType.get_signless(1)
+    any_denormal = vector.reduction(i1, vector.CombiningKind.OR, denormal)
+    joined = branch_type(t)
+    branch = scf.IfOp(any_denormal, [joined], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.yield_([to_branch(joined, _f32_to_bf16(x, t))])
+    with ir.InsertionPoint(branch.else_block):
+        scf.yield_([to_branch(joined, arith.truncf(t, x))])
+    return to_branch(t, branch.results[0])
 
 
 def _f32_to_f16(x: ir.Value, t: ir.Type) -> ir.Value:

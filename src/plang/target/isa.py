@@ -147,10 +147,16 @@ class Isa:
     @property
     def bf16_conversions(self) -> bool:
         """Hardware FP32 -> BF16 rounding that agrees with IEEE round-to-nearest-even: AArch64
-        BF16 `bfcvt`. (x86's `vcvtneps2bf16` reads denormal inputs as zero: x86 kernels take
-        it for vectors with no denormal lane where the target has AVX512-BF16, and round with
-        integer code otherwise.)"""
+        BF16 `bfcvt`. (x86's `vcvtneps2bf16` reads denormal inputs as zero: see
+        `bf16_rounding_daz`.)"""
         return "bf16" in self.features and self.arch == "aarch64"
+
+    @property
+    def bf16_rounding_daz(self) -> bool:
+        """FP32 -> BF16 rounding to nearest even that reads denormal inputs as zero
+        (`vcvtneps2bf16`, x86 AVX512-BF16): kernels take it for vectors with no denormal lane
+        and round with integer code otherwise."""
+        return "avx512bf16" in self.features
 
     @property
     def bf16_dot(self) -> bool:

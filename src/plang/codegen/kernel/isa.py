@@ -180,7 +180,7 @@ def truncf(t: ir.Type, v: ir.Value) -> ir.Value:
     if isinstance(dst, (ir.F16Type, ir.BF16Type)) and isinstance(src, ir.F64Type):
         v = _f64_to_f32_odd(v)  # round to odd first: then one RNE step is exact RNE
     if isinstance(dst, ir.BF16Type) and not current().bf16_conversions:
-        if current().bf16_dot and isinstance(v.type, ir.VectorType):
+        if current().bf16_rounding_daz and isinstance(v.type, ir.VectorType):
             return _f32_to_bf16_unless_denormal(v, t)
         return _f32_to_bf16(v, t)
     if isinstance(dst, ir.F16Type) and not current().f16_conversions:

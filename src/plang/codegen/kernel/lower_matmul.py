@@ -195,8 +195,8 @@ class _Operands:
         kb, w = self.kb, self.b.width
         i32 = ir.IntegerType.get_signless(32)
         words = src.width // 2
-        with kb.loop(0, src.rows, 16) as ln, kb.loop(0, src.cols, src.width) as lc:
-            n0, c = ln.induction_variable, lc.induction_variable
+        with kb.loop(0, src.rows, 16) as ln, kb.loop(0, src.cols, src.width) as lw:
+            n0, c = ln.induction_variable, lw.induction_variable
             chunks = [vector.bitcast(_vt(i32, words), read_chunk(kb, src, arith.addi(n0, kb.idx(r)), c))
                       for r in range(16)]
             panel = arith.addi(self.base, arith.muli(arith.divui(n0, kb.idx(w)), kb.idx(w * self.K)))

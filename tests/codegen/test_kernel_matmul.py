@@ -112,7 +112,11 @@ def test_gemv_acc() -> None:
     x, wm = torch.randn(1, 40), torch.randn(40, 48)
     out = torch.zeros(1, 48)
     k(x, wm, out)
-    torch.testing.assert_close(out, 2 * (x @ wm), rtol=1e-5, atol=1e-5)
+    # 80 fp32 products summed: the rounding error is bounded by 80 * 2^-24 * sum |x * w|, not
+    # by the (possibly cancelling) result, so compare to float64 normalised by that sum
+    mag = 2 * (x.double().abs() @ wm.double().abs())
+    want = 2 * (x.double() @ wm.double())
+    torch.testing.assert_close(out.double() / mag, want / mag, rtol=0, atol=80 * 2.0 ** -24)
 
 
 

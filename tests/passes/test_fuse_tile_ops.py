@@ -123,7 +123,7 @@ def test_loop_yields_are_not_consumers_branch_yields_are():
 
 def test_a_matmul_reads_its_rhs_load_as_it_packs_it():
     """A matmul streams its B operand (packing it as it reads it), so a single-use load
-    there is fused — also into a matmul_acc a loop yields; its A operand keeps a buffer."""
+    there is fused — also into a matmul_acc a loop yields; an A read twice keeps a buffer."""
     before = kernel("""
     a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
     b: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 64], [64, 64])
@@ -143,6 +143,22 @@ def test_a_matmul_reads_its_rhs_load_as_it_packs_it():
     return out_1
 """)
     check_pass("fuse_tile_ops", before, after, verify=VERIFY)
+
+
+def test_a_matmul_reads_a_single_use_lhs_load_where_it_lies():
+    """A single-use load of a matmul's A is fused as well: the micro-kernel broadcasts A's
+    elements from DDR, so the tile need not be copied first."""
+    check_pass("fuse_tile_ops", kernel("""
+    a: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 0], [64, 64])
+    b: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(x, [0, 64], [64, 64])
+    c: pl.Tile[[64, 64], pl.FP32] = pl.tile.matmul(a, b)
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(c, [0, 0], out)
+    return out_1
+"""), kernel("""
+    c: pl.Tile[[64, 64], pl.FP32] = pl.tile.matmul(pl.tile.load(x, [0, 0], [64, 64]), pl.tile.load(x, [0, 64], [64, 64]))
+    out_1: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(c, [0, 0], out)
+    return out_1
+"""), verify=VERIFY)
 
 
 def test_a_matmul_with_a_fused_rhs_matches_torch():

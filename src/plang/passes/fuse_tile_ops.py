@@ -14,7 +14,8 @@ Three decisions, each visible in the printed IR and read back by the parser:
    (`y = pl.tile.add(pl.tile.exp(x), b)`): codegen computes it chunk by chunk where it is
    read, never into a buffer. The consumer must stream its operands (a fusible op or a
    store; a reduction would need a buffer anyway), read it as a streamed operand
-   (`OpFacts.streamed`: a matmul's B, packed as it is read), or be an `if` branch's yield;
+   (`OpFacts.streamed`: a matmul's B, packed as it is read, or its A, which a load leaves
+   in DDR for the micro-kernel to read there), or be an `if` branch's yield;
    a loop's yield is not a consumer (its carried buffer is the better destination). A 2D
    `tile.transpose` whose single use is a matmul's B (directly or through moves) is fused
    there too, with a load it transposes: B is then packed from the loaded tile's columns.
@@ -266,8 +267,8 @@ def _feeds(st: Stmt, var: Var, counts, defined: set) -> bool:
 
 def _reads_directly(st: Stmt, var: Var, yields: bool) -> bool:
     """`st` streams `var` into its own computation: an elementwise-style op or a store
-    reading it, an op reading it as a streamed operand (a matmul's B, packed as it is read;
-    also as a yielded value), or, where allowed, a branch's yield. An op that needs its
+    reading it, an op reading it as a streamed operand (a matmul's B, packed as it is read,
+    or its A; also as a yielded value), or, where allowed, a branch's yield. An op that needs its
     operand in a buffer gains nothing from fusion."""
     call = op_call(st)
     if call is not None:
@@ -298,7 +299,7 @@ def _reads_as_b(call: Call, var: Var) -> bool:
 
     def moved(e) -> bool:
         return e is var or (isinstance(e, Call) and e.op.name == "tile.move" and moved(e.args[0]))
-    return any(moved(e) for e in call.op.streamed_args(call.args)) or any(
+    return any(moved(e) for e in call.op.streamed_args(call.args, only="rhs")) or any(
         isinstance(e, Call) and _reads_as_b(e, var) for e in call.args)
 
 

@@ -36,7 +36,7 @@ def _tile(rows: int, cols: int, elem: ir.Type) -> ir.Type:
     return ir.Type.parse(f"!x86.amx.tile<{rows}x{cols}x{elem}>")
 
 
-def _matrix(buf: ir.Value, cols: int) -> ir.Value:
+def as_matrix(buf: ir.Value, cols: int) -> ir.Value:
     """A flat buffer (`memref<n x T>`, any offset) viewed as rows of `cols` elements."""
     t = ir.MemRefType(buf.type)
     dyn = ir.ShapedType.get_dynamic_size()
@@ -58,11 +58,11 @@ class AmxMatmul:
         self.kb, self.ops, self.out = kb, ops, out
         bf16, f32 = ops.a.buf.type.element_type, out.buf.type.element_type
         self.a_tile, self.c_tile = _tile(ROWS, K_STEP, bf16), _tile(ROWS, ROWS, f32)
-        self.a = _matrix(ops.a_buf, ops.a.pitch)
-        self.c = _matrix(out.buf, out.pitch)
+        self.a = as_matrix(ops.a_buf, ops.a.pitch)
+        self.c = as_matrix(out.buf, out.pitch)
         dyn = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], bf16)
         b_buf = ops.b_buf if ir.MemRefType(ops.b_buf.type).shape[0] < 0 else memref.cast(dyn, ops.b_buf)
-        self.b = _matrix(b_buf, 2 * ops.row)  # a panel row: one k pair of `row` columns
+        self.b = as_matrix(b_buf, 2 * ops.row)  # a panel row: one k pair of `row` columns
 
     def _b_at(self, n: ir.Value, kp: ir.Value) -> tuple[ir.Value, ir.Value]:
         """(row, col) in the packed-B matrix of k pair `kp` at column `n` (16-aligned)."""
@@ -110,7 +110,7 @@ class AmxMatmul:
 
     def from_tile(self, acc: TileBuf):
         """A `start` that loads each accumulator from the tile `acc`."""
-        view = _matrix(acc.buf, acc.pitch)
+        view = as_matrix(acc.buf, acc.pitch)
         return lambda r, c: x86.amx_tile_load(self.c_tile, view, [r, c])
 
     def emit(self, start) -> None:

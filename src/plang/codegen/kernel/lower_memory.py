@@ -31,7 +31,7 @@ from .lower_cast import check_convertible, convert_fn
 from .lower_scalar import convert
 from .mlir import arith, ir, memref, scf, vector
 from .pack_cache import DdrOrigin
-from .vectors import LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
+from .vectors import InPlace, LazyTile, read_chunk, read_chunk_masked, vtype, write_chunk_masked
 
 
 def _clip(kb: KernelBuilder, want: ir.Value, dim: ir.Value, off: ir.Value, cap: int | None) -> ir.Value:
@@ -184,16 +184,20 @@ def lower_load(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile:
             memref.prefetch(ddr.memref, window.index(idx, arith.addi(c, kb.idx(j))), False, 3, True)
 
     dims = ddr.type.static_shape
+    whole_window = t.valid_shape is None and lc.row_mode is None and not a.get("clamp")
     origin = None
-    if (ddr.load_only and dims is not None and len(shape) == len(dims) and t.valid_shape is None
-            and lc.row_mode is None and not a.get("clamp")):
+    if ddr.load_only and dims is not None and len(shape) == len(dims) and whole_window:
         origin = DdrOrigin(id(ddr), dims, tuple(shape), tuple(offsets))
     column = None
     if ddr.rank >= 2 and lc.row_mode is None and set(window.lead[:-1]) <= {1}:
         column = _column_reader(kb, ddr, window)
+    in_place = None
+    if lc.defer and ddr.rank == 2 and len(shape) == 2 and whole_window:
+        whole = [arith.cmpi(arith.CmpIPredicate.eq, e, kb.idx(n)) for e, n in zip(window.extents, shape)]
+        in_place = InPlace(ddr.memref, offsets[0], offsets[1], arith.andi(*whole))
     # a row-mode load reads one row at a time, in L1-sized passes: nothing to run ahead of
     lazy = LazyTile(t.dtype, rows_n, cols_n, pitch, width, lc.valid_of(t), chunk,
-                    prefetch if lc.row_mode is None else None, origin, column)
+                    prefetch if lc.row_mode is None else None, origin, column, in_place=in_place)
     if lc.defer:
         return lazy
     out = lc.result_tile()

@@ -99,6 +99,18 @@ def write_chunk_masked(kb: KernelBuilder, v: ir.Value, dest: ir.Value, index: li
         scf.yield_([])
 
 
+@dataclass(frozen=True)
+class InPlace:
+    """Where a 2-D DDR load's tile lies in its tensor, for a consumer that reads the tile's
+    elements where they are: the tensor's memref, the tile's first row and column in it, and
+    `whole`: whether the whole tile lies inside the tensor (only then may it be read there)."""
+
+    memref: ir.Value
+    row: ir.Value
+    col: ir.Value
+    whole: ir.Value
+
+
 @dataclass
 class LazyTile:
     """A tile not stored anywhere yet: `chunk(r, c)` computes its storage-form vector at row
@@ -121,6 +133,7 @@ class LazyTile:
     pair_source: LazyTile | None = None
     """The untransposed 16-bit DDR load of a lazy transpose: a BF16 pair-dot matmul packs this
     tile's k pairs, 32-bit words along the source's rows, by 16 x 16 word transposes."""
+    in_place: InPlace | None = None  # a 2-D DDR load's: a matmul's A is read there (no copy)
 
 
 def transpose16(rows: list[ir.Value]) -> list[ir.Value]:

@@ -209,14 +209,15 @@ def _gemv_bias(b: Bound) -> Type:
 def _register_all() -> None:
     flags = [P("a_trans", "attr", False), P("b_trans", "attr", False)]
     for ns in ("tensor", "tile"):
-        b_packed = ("rhs",) if ns == "tile" else ()  # a kernel packs B as it reads it
+        # a kernel packs B as it reads it, and reads a loaded A where it lies in DDR
+        streamed = ("lhs", "rhs") if ns == "tile" else ()
         register(f"{ns}.matmul", [P("lhs", ns), P("rhs", ns), P("out_dtype", "attr", None), *flags,
                                   P("c_matrix_nz", "attr", False)],
-                 _matmul, unit="cube", pattern=MM, streamed=b_packed,
+                 _matmul, unit="cube", pattern=MM, streamed=streamed,
                  doc="Matrix product lhs @ rhs (FP32 accumulation for float operands, INT32 for INT8).")
         register(f"{ns}.matmul_acc", [P("acc", ns), P("lhs", ns), P("rhs", ns), *flags,
                                       P("init_cond", "scalar", None)],
-                 _matmul_acc, unit="cube", pattern=MM, accumulator="acc", streamed=b_packed,
+                 _matmul_acc, unit="cube", pattern=MM, accumulator="acc", streamed=streamed,
                  doc="acc + lhs @ rhs; where init_cond holds, acc is overwritten with lhs @ rhs.")
     register("tile.batch_matmul", [P("lhs", "tile"), P("rhs", "tile")], _batch_matmul, unit="cube",
              pattern=MM,
@@ -226,7 +227,7 @@ def _register_all() -> None:
              _batch_matmul_acc, unit="cube", pattern=MM, accumulator="acc",
              doc="acc + tile.batch_matmul(lhs, rhs), acc shaped like that product.")
     register("tile.matmul_bias", [P("lhs", "tile"), P("rhs", "tile"), P("bias", "tile")], _matmul_bias,
-             unit="cube", pattern=MM, streamed=("rhs",),
+             unit="cube", pattern=MM, streamed=("lhs", "rhs"),
              doc="lhs @ rhs + bias, bias [1, N] in the accumulator dtype.")
     phase = P("acc_phase", "attr", AccPhase.Unspecified)
     register("tile.gemv", [P("lhs", "tile"), P("rhs", "tile"), phase], _gemv, unit="cube", pattern=MM,

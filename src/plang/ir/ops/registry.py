@@ -109,7 +109,7 @@ class OpFacts:
     reduction: the combining operation of a reduction (`sum`, `max`, `argmax`, ...).
     accumulator: the operand an accumulating op (matmul_acc) reads and overwrites in place.
     streamed: the tile operands the op reads chunk by chunk, so a fused producer there needs
-    no buffer (a matmul packs its B operand as it reads it).
+    no buffer (a matmul packs its B operand as it reads it, and reads a loaded A in place).
     semantics: the scalar meaning of an elementwise op composed from other elementwise ops,
     `semantics(m, *operands)` where `m` has one method per primitive (`m.exp`, `m.add`,
     `m.const`, ...); every backend and the torch reference evaluate it with their own `m`.
@@ -200,10 +200,11 @@ class Op:
                 return p
         raise KeyError(name)
 
-    def streamed_args(self, args: tuple) -> list:
-        """The expressions of a call's `facts.streamed` operands (`args`: the call's args)."""
+    def streamed_args(self, args: tuple, only: str | None = None) -> list:
+        """The expressions of a call's `facts.streamed` operands (`args`: the call's args;
+        `only`: of that one operand, where it is streamed)."""
         required = [p.name for p in self.params if p.is_expr and p.required]
-        return [args[required.index(n)] for n in self.facts.streamed]
+        return [args[required.index(n)] for n in self.facts.streamed if only in (None, n)]
 
     def __hash__(self) -> int:
         return hash(self.name)

@@ -136,3 +136,20 @@ def test_resolve_pick_stays_unless_beaten_by_more_than_the_noise(monkeypatch, ot
     monkeypatch.setattr(tuner, "_time", lambda ops, *a: [1.0 if o.rows == picked else other for o in ops])
     report = tune_report(op, sample(), device=DEV, cache=False)
     assert (report.tunables["rows"] != picked) == wins
+
+
+@pytest.mark.parametrize("seconds, rounds", [(1.0, 10), (0.02, 10), (0.005, 13), (1e-4, 40)])
+def test_the_final_round_fills_its_time_for_fast_candidates(monkeypatch, seconds, rounds):
+    """Twice `repeat` final rounds, or as many as fill `FINAL_SECONDS` (up to `FINAL_ROUNDS`)
+    when the finalists are fast (timings faked: every candidate takes `seconds`)."""
+    from plang.operators import tuner
+    from plang.operators.kernels import RowSoftmax
+
+    asked = []
+
+    def fake(ops, inputs, config, repeat, *rest):
+        asked.append(repeat)
+        return [seconds] * len(ops)
+    monkeypatch.setattr(tuner, "_time", fake)
+    tune_report(RowSoftmax(M=64, N=128), sample(), device=DEV, repeat=5, cache=False)
+    assert asked[:-1] == [5] * (len(asked) - 1) and asked[-1] == rounds

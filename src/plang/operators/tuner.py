@@ -6,14 +6,18 @@ Each candidate is resolved (`compatible()` or `Unresolvable` rejects it), built 
 (a compile error, such as a tile over the device's buffer capacity, rejects it), timed, and
 its first result checked against ``reference()`` (a wrong result rejects it). Timing:
 `warmup` runs, `repeat` timed runs, the median; the `FINALISTS` fastest and the candidate
-`resolve` alone picks are then timed again round-robin, and the winner is the fastest of
-that final round unless it beats `resolve`'s pick by no more than `MARGIN` (timing noise).
+`resolve` alone picks are then timed again side by side, in a new order each round (at least
+twice `repeat` rounds, more for fast candidates: `FINAL_SECONDS`), and the winner is the
+fastest of that final round unless it beats `resolve`'s pick by no more than `MARGIN`
+(timing noise).
 Rejections are kept with their reason in the `TuneReport`.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import random
 import statistics
 import sys
 import time
@@ -196,11 +200,12 @@ def _try(op: JitOperator, cand: Candidate, dev: Device, inputs: tuple, expected:
 
 def _time(ops: list[JitOperator], inputs: tuple, config: RunConfig | None, repeat: int, warmup: int,
           per_call: dict) -> list[float]:
-    """The median seconds of each operator's run, timed round-robin (so a change of load on
-    the machine hits every one alike). Each writes into outputs allocated by its first
-    (untimed) run: a fresh multi-MB output costs a page fault per 4 KiB page whenever the
-    allocator hands out new memory (a 16 MiB softmax: 2.0 or 8.1 ms, by the allocator's
-    state), which would time the allocator instead of the candidate."""
+    """The median seconds of each operator's run, timed in rounds of one run each, in a new
+    order every round (so a change of load on the machine hits every one alike). Each writes
+    into outputs allocated by its first (untimed) run: a fresh multi-MB output costs a page
+    fault per 4 KiB page whenever the allocator hands out new memory (a 16 MiB softmax: 2.0
+    or 8.1 ms, by the allocator's state), which would time the allocator instead of the
+    candidate."""
     outs = []
     for op in ops:
         first = op(*inputs, config=config, tuned=False, **per_call)
@@ -209,27 +214,37 @@ def _time(ops: list[JitOperator], inputs: tuple, config: RunConfig | None, repea
         for _ in range(warmup - 1):
             op(*inputs, **outs[-1], config=config, tuned=False, **per_call)
     samples: list[list[float]] = [[] for _ in ops]
+    order, shuffle = list(range(len(ops))), random.Random(0).shuffle
     for _ in range(repeat):
-        for op, out, mine in zip(ops, outs, samples):
+        shuffle(order)  # no candidate always runs right after the same other one
+        for i in order:
             t = time.perf_counter()
-            op(*inputs, **out, config=config, tuned=False, **per_call)
-            mine.append(time.perf_counter() - t)
+            ops[i](*inputs, **outs[i], config=config, tuned=False, **per_call)
+            samples[i].append(time.perf_counter() - t)
     return [statistics.median(mine) for mine in samples]
 
 
 FINALISTS = 3
 MARGIN = 0.03  # how much faster than resolve's pick a timed winner must be to replace it
+FINAL_SECONDS = 0.25
+FINAL_ROUNDS = 40
+"""The final round runs at least twice `repeat` rounds, more for fast candidates: as many
+as fill FINAL_SECONDS, up to FINAL_ROUNDS. Six rounds of 1-2 ms candidates on a shared
+2-vCPU VM had picked a one-block LayerNorm over the two-block default (1.99 ms against 1.54
+when timed again)."""
 
 
 def _final_round(op: JitOperator, dev: Device, timed: list[Candidate], picked: dict[str, Any] | None,
                  inputs: tuple, config: RunConfig | None, repeat: int, per_call: dict) -> list[Candidate]:
     """The `FINALISTS` fastest candidates, and the one `resolve` alone picks, timed again
-    side by side (twice `repeat` rounds): their seconds become the final round's medians,
-    and the winner is among them."""
+    side by side (see `FINAL_SECONDS`): their seconds become the final round's medians, and
+    the winner is among them."""
     finalists = sorted(timed, key=lambda c: c.seconds)[:FINALISTS]
     finalists += [c for c in timed if c.values == picked and c not in finalists]
     ops = [op.replace(**c.values).resolved(dev) for c in finalists]
-    for c, seconds in zip(finalists, _time(ops, inputs, config, 2 * repeat, 1, per_call)):
+    filled = math.ceil(FINAL_SECONDS / max(sum(c.seconds for c in finalists), 1e-9))
+    rounds = max(2 * repeat, min(filled, FINAL_ROUNDS))
+    for c, seconds in zip(finalists, _time(ops, inputs, config, rounds, 1, per_call)):
         c.seconds = seconds
     return finalists
 

@@ -41,7 +41,7 @@ torch.set_num_threads(os.cpu_count() or 1)
 ROWS: list[tuple] = []
 
 
-def bench(name: str, op, inputs: tuple, torch_fn, reps: int = 7, target: str = ">= 1.0",
+def bench(name: str, op, inputs: tuple, torch_fn, reps: int = 15, target: str = ">= 1.0",
           burst: int = 3) -> None:
     """Tune `op`, check it against its reference, and time tuned / default / torch."""
     try:
@@ -81,7 +81,7 @@ def bench_gemm() -> None:
         layout = "b col-major, " if col_major else ""
         torch_fn = (lambda a, b: a @ b.T) if col_major else (lambda a, b: a @ b)
         bench(f"gemm {s}^3 {layout}{dtype.name} in, fp32 out", op, (a, b), torch_fn,
-              reps=3 if dtype is pl.FP16 else 7, burst=1 if dtype is pl.FP16 else 3)
+              reps=3 if dtype is pl.FP16 else 15, burst=1 if dtype is pl.FP16 else 3)
 
 
 def bench_attention() -> None:

@@ -53,6 +53,22 @@ def _registers(asm: str) -> set[str]:
     return set(re.findall(r"%([xyz]mm)\d+", asm))
 
 
+_ALLOWED = {"x86-64": {"xmm"}, "x86-64-v2": {"xmm"}, "x86-64-v3": {"xmm", "ymm"}}
+
+
+@pytest.mark.parametrize("level", [lv for lv in LEVELS if lv in _ALLOWED])
+def test_the_packed_entry_point_uses_only_the_level(monkeypatch, tmp_path, level: str) -> None:
+    """The entry point the runtime calls copies the memref descriptors of the kernel's tensors
+    for its C interface: that too is code for the level. (The JIT's own packed wrappers are
+    compiled for the host: on an AVX-512 host such a copy used zmm moves, an illegal
+    instruction on an AVX2 CPU.)"""
+    _compile_at(monkeypatch, level)
+    k = tile_kernel("k", [FP32, FP32], FP32, [8, 256], [8, 256], [0, 0],
+                    lambda b, t: make_call("tile.add", [t[0], t[1]]))
+    regs = _registers(_kernel_asm(k, tmp_path, name="plang_entry_k"))
+    assert regs <= _ALLOWED[level], f"{level} entry point uses {regs - _ALLOWED[level]}"
+
+
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16"])
 def test_exp_uses_the_level_and_no_calls(monkeypatch, tmp_path, level: str, dtype: str) -> None:
@@ -63,7 +79,7 @@ def test_exp_uses_the_level_and_no_calls(monkeypatch, tmp_path, level: str, dtyp
     regs = _registers(asm)
     if level in _WIDEST:
         assert _WIDEST[level] in regs, regs
-        allowed = {"x86-64": {"xmm"}, "x86-64-v2": {"xmm"}, "x86-64-v3": {"xmm", "ymm"}}.get(level)
+        allowed = _ALLOWED.get(level)
         assert allowed is None or regs <= allowed, f"{level} kernel uses {regs - allowed}"
     if dtype != "BF16" or level == "x86-64-v4":
         # (below AVX-512, LLVM scalarizes BF16 masked loads of partial chunks through the

@@ -1,7 +1,7 @@
 """The kernel ABI: how the runtime (its only caller) passes arguments to a compiled kernel.
 
 Every kernel, generated or external, exports one packed entry point
-`void _mlir__mlir_ciface_<name>(void **args)`. `args[i]` points to the i-th argument slot:
+`void plang_entry_<name>(void **args)`. `args[i]` points to the i-th argument slot:
 
 * **DDR tensor** parameter (any rank r >= 1): the slot holds a pointer to a strided memref
   descriptor `{void *allocated; void *aligned; int64 offset; int64 sizes[r]; int64 strides[r]}`

@@ -8,9 +8,11 @@ stage — one named pipeline (`PIPELINE`), target attributes, `ExecutionEngine(o
 — in compile-worker processes (`compile_workers.py`), so an LLVM abort never ends the
 user's process. A worker hands back an object file, linked here with the system `cc
 -shared` (plus plang's conversion helpers) into a `.so` that is `dlopen`ed: the packed entry
-point `_mlir__mlir_ciface_<fn>(void **args)` as a ctypes function, so the GIL is released
-while native code runs. The same `.so` is what the disk cache persists;
-`native.load_shared_object` loads it in any later process without importing this module.
+point `plang_entry_<fn>(void **args)` as a ctypes function, so the GIL is released while
+native code runs (in process, without workers, the engine's own packed wrapper of the C
+interface is called instead: compiled for the host, it runs only where it was built). The
+same `.so` is what the disk cache persists; `native.load_shared_object` loads it in any
+later process without importing this module.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def compile_native(module: ir.Module, fn_name: str, what: str, isa: Isa) -> tupl
         os.unlink(obj)
         return load_shared_object(library, fn_name), library
     try:
-        llvm_stage.lower_to_llvm(module, isa.cpu, isa.llvm_features)
+        llvm_stage.lower_to_llvm(module, fn_name, isa.cpu, isa.llvm_features)
         address, engine = llvm_stage.jit(module, fn_name, helper_library())
     except StageError as e:
         raise KernelCompileError(f"{what}: {e}") from None

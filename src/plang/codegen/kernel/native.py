@@ -1,7 +1,7 @@
 """Native code handles that need no MLIR: packed entry points, shared libraries, errors.
 
-A compiled kernel is called through its packed entry point `_mlir__mlir_ciface_<fn>(void
-**args)` (see `abi.py`) as a ctypes function, so the GIL is released while native code runs.
+A compiled kernel is called through its packed entry point `plang_entry_<fn>(void **args)`
+(see `abi.py`) as a ctypes function, so the GIL is released while native code runs.
 This module links object files into shared libraries with the system `cc -shared` and
 `dlopen`s them; it imports nothing heavy, so a process that only loads persisted kernels
 (the JIT's disk cache) never imports the MLIR bindings.
@@ -35,7 +35,7 @@ class KernelCompileError(PartialCodegenError):
 
 def packed_symbol(fn_name: str) -> str:
     """Exported symbol of the packed (`void**`) entry point of function `fn_name`."""
-    return f"_mlir__mlir_ciface_{fn_name}"
+    return f"plang_entry_{fn_name}"
 
 
 PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)

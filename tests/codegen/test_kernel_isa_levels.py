@@ -69,6 +69,37 @@ def test_the_packed_entry_point_uses_only_the_level(monkeypatch, tmp_path, level
     assert regs <= _ALLOWED[level], f"{level} entry point uses {regs - _ALLOWED[level]}"
 
 
+_MACROS = {"x86-64": ("__SSE2__", "__SSE4_2__"), "x86-64-v2": ("__SSE4_2__", "__AVX__"),
+           "x86-64-v3": ("__AVX2__ && __FMA__", "__AVX512F__"), "x86-64-v4": ("__AVX512F__", "__NO_SUCH__")}
+
+
+@pytest.mark.parametrize("level", [lv for lv in LEVELS if lv in _MACROS])
+def test_an_external_c_kernel_is_built_for_the_level(tmp_path, level: str) -> None:
+    """A C kernel is compiled for the device's level, not for the host (`-march=native` had
+    built AVX-512 code for an x86-64-v3 device on an AVX-512 host): the compiler's own
+    feature macros say which instructions it may use."""
+    from plang.ir import FunctionType, IRBuilder, ParamDirection, TensorType
+
+    has, lacks = _MACROS[level]
+    src = tmp_path / "ones.c"
+    src.write_text(f"""#include "plang_kernel.h"
+#if !({has}) || {lacks}
+#error "not built for {level}"
+#endif
+void ones(void **args) {{
+  plang_memref *o = PLANG_TENSOR_ARG(args, 0);
+  for (int64_t i = 0; i < PLANG_SIZE(o, 1, 0); i++) PLANG_DATA(float, o)[i] = 1.0f;
+}}
+""")
+    b = IRBuilder()
+    with b.function("ones", type=FunctionType.AIV) as f:
+        f.param("out", TensorType([40], FP32), ParamDirection.Out)
+    k = compile_for_default(f.function, Device(isa=level), external_source=str(src))
+    out = torch.zeros(40)
+    k(out)
+    assert torch.equal(out, torch.ones(40))
+
+
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16"])
 def test_exp_uses_the_level_and_no_calls(monkeypatch, tmp_path, level: str, dtype: str) -> None:

@@ -20,7 +20,7 @@ import torch
 
 from .. import cache_root, native_build
 from ..errors import Error, UnsupportedConstructError
-from ..target import Isa, get_current_device
+from ..target import get_current_device
 from . import state
 from .dtype import obj_type_of, torch_dtype
 
@@ -36,19 +36,6 @@ _registry_lock = threading.Lock()
 
 class KernelCompileError(Error, RuntimeError):
     """A kernel's C/C++ source did not compile, or its symbol is missing."""
-
-
-def isa_flags(isa: Isa) -> list[str]:
-    """Compiler flags for the kernel target `isa` (the level, plus its added / removed features)."""
-    if isa.arch == "aarch64":
-        extra = "".join(f"+{f}" for f, feature in (("fp16", "fullfp16"), ("bf16", "bf16"))
-                        if feature in isa.features)
-        return [f"-march=armv8.2-a{extra}" if extra else "-march=armv8-a"]
-    level = Isa.parse(isa.name).features
-    flags = [f"-march={isa.cpu}"]
-    flags += [f"-m{f}" for f in sorted(isa.features) if f in ("avx512bf16", "avx512vnni")]
-    flags += [f"-mno-{f}" for f in sorted(level - isa.features) if f != "evex512"]
-    return flags
 
 
 class _Arg:
@@ -266,7 +253,7 @@ class ExternalFunction(_Bound):
         source = folder / f"{self._name}-{self.recipe_key[:16]}{'.cpp' if self._cxx else '.c'}"
         if not source.exists():
             cache_root.write_atomic(source, self._text.encode())
-        flags = ["-O3", *isa_flags(isa), *(f"-I{d}" for d in self.include_dirs), *self.compile_flags]
+        flags = ["-O3", *isa.compiler_flags, *(f"-I{d}" for d in self.include_dirs), *self.compile_flags]
         if self.source_file is not None:
             flags.append(f"-I{os.path.dirname(os.path.abspath(self.source_file))}")
         flags += ["-std=c++17", "-lstdc++"] if self._cxx else ["-std=c11"]

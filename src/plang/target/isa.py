@@ -179,6 +179,20 @@ class Isa:
         """The `target-features` list of every generated LLVM function."""
         return [f"+{f}" for f in sorted(self.features)]
 
+    @property
+    def compiler_flags(self) -> list[str]:
+        """gcc / clang flags for C and C++ kernels built for this target (the level, plus its
+        added / removed features), so that they too run wherever the target does."""
+        if self.arch == "aarch64":
+            extra = "".join(f"+{f}" for f, feature in (("fp16", "fullfp16"), ("bf16", "bf16"))
+                            if feature in self.features)
+            return [f"-march=armv8.2-a{extra}" if extra else "-march=armv8-a"]
+        level = Isa.parse(self.name).features
+        flags = [f"-march={self.cpu}"]
+        flags += [f"-m{f}" for f in sorted(self.features) if f in ("avx512bf16", "avx512vnni")]
+        flags += [f"-mno-{f}" for f in sorted(level - self.features) if f != "evex512"]
+        return flags
+
     # -- identity -----------------------------------------------------------------------
     def spec(self) -> str:
         """The spec that `parse` turns back into this target (level plus modifiers)."""

@@ -9,8 +9,9 @@ imports the MLIR side (`mlir.py`, `lower.py`), when first called: loading persis
 (the JIT's disk cache) and external kernels never import the MLIR bindings.
 
 External kernels (`external_source=` on a `@pl.function`): the C/C++ file is compiled with
-the system compiler — `cc -O3 -march=native -fPIC -shared -std=c11` for `.c`,
-`c++ -O3 -march=native -fPIC -shared -std=c++17` for other suffixes — with the directory of
+the system compiler for the device's target — `cc -O3 -march=<level> -fPIC -shared -std=c11`
+for `.c`, `c++ -O3 -march=<level> -fPIC -shared -std=c++17` for other suffixes (with the
+target's added / removed features: `Isa.compiler_flags`) — with the directory of
 a generated `plang_kernel.h` (the ABI's C declarations, `abi.C_HEADER`) on the include path.
 The file must define `void <function name>(void **args)` with C linkage, reading its
 arguments as the ABI describes (`PLANG_TENSOR_ARG`, `PLANG_SCALAR_ARG`, `PLANG_CONTEXT_ARG`),
@@ -52,8 +53,8 @@ from .abi import (
 from .native import KernelCompileError, NativeFunction, load_shared_object, packed_symbol
 from .reference_abi import uses_reference_abi, write_reference_entry
 
-EXTERNAL_C_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c11")
-EXTERNAL_CXX_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c++17")
+EXTERNAL_C_FLAGS = ("-O3", "-fPIC", "-shared", "-std=c11")
+EXTERNAL_CXX_FLAGS = ("-O3", "-fPIC", "-shared", "-std=c++17")
 _ENTRY_WRAPPER = """\
 #ifdef __cplusplus
 extern "C" {{
@@ -174,7 +175,7 @@ def compile_kernel(function: pir.Function, device: Device | None = None, *,
     (`FuseTileOps`) here."""
     source = external_source or function.attrs.get("external_source")
     if source:
-        return compile_external(function, source)
+        return compile_external(function, source, device.isa if device is not None else Isa.default())
     from . import isa as kernel_isa
     from . import mlir
     from .lower import build_module
@@ -204,8 +205,9 @@ def load_kernel(path: str) -> Kernel:
                   syncall_sites=[SyncSite.from_json(c) for c in meta.get("syncall_sites", ())])
 
 
-def compile_external(function: pir.Function, source: str) -> Kernel:
-    """Compile a user C/C++ kernel behind the same ABI (see module docstring for flags)."""
+def compile_external(function: pir.Function, source: str, target: Isa) -> Kernel:
+    """Compile a user C/C++ kernel for `target` behind the same ABI (see module docstring for
+    flags)."""
     if not os.path.isfile(source):
         raise KernelCompileError(f"function {function.name!r}: external_source {source!r} not found")
     is_c = source.endswith(".c")
@@ -227,7 +229,8 @@ def compile_external(function: pir.Function, source: str) -> Kernel:
             wrapper = os.path.join(build_dir, "plang_entry.c")
             with open(wrapper, "w") as f:
                 f.write(_ENTRY_WRAPPER.format(fn=function.name, packed=packed_symbol(function.name)))
-        res = subprocess.run([compiler, *flags, f"-I{build_dir}", "-o", lib, source, wrapper],
+        res = subprocess.run([compiler, *flags, *target.compiler_flags, f"-I{build_dir}", "-o", lib, source,
+                              wrapper],
                              capture_output=True, text=True)
     if res.returncode != 0:
         os.unlink(lib)

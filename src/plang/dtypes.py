@@ -90,10 +90,8 @@ class DataType:
     def from_numpy(cls, dtype) -> DataType:
         npd = np.dtype(dtype)
         # an array of an ml_dtypes type exists only once ml_dtypes is imported
-        extended = "ml_dtypes" in sys.modules
-        for name, cand in _NUMPY.items():
-            if isinstance(cand, str) and not extended:
-                continue
+        names = [n for n, t in _NUMPY.items() if "ml_dtypes" in sys.modules or not isinstance(t, str)]
+        for name in names:
             cand = _numpy_type(name)
             if cand is not None and np.dtype(cand) == npd and name not in ("INDEX", "TASK_ID"):
                 return cls._by_name[name]
@@ -170,7 +168,6 @@ _NUMPY = {  # a name is a type of ml_dtypes (numpy bf16 / fp8 / int4), imported 
     "INDEX": np.int64,
     "TASK_ID": np.int64,
 }
-
 
 
 @functools.cache

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from plang.codegen.kernel import KernelCompileError, compile_kernel
+from plang.codegen.kernel import KernelCompileError, compile_kernel, lower_matmul
 from plang.dtypes import BF16, BOOL, FP32, INT32, DataType
 from plang.ir import FunctionType, ParamDirection, ScalarType, TensorType
 from plang.ir.builder import IRBuilder
@@ -184,3 +184,37 @@ def test_bf16_matmul_on_amx_tiles(op: str, shape: tuple[int, int, int]) -> None:
             want = want + c0.double()
         torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-3)
         torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-3)
+
+
+def test_a_moved_from_a_computed_tile_is_read_in_place(monkeypatch) -> None:
+    """A tile computed in the kernel and still read afterwards (here stored too) is moved
+    into Left before the matmul: the fused move passes the tile's buffer through, so the
+    micro-kernel broadcasts from it instead of from a copy (8x512x512x64 fp32 attention on a
+    Zen 1 core, whose probabilities take this path: 20.7-22.8 -> 19.1-19.1 ms)."""
+    m, n, k = 12, 64, 32
+    seen = []
+    init = lower_matmul._Operands.__init__
+
+    def spy(self, kb, a, *rest):
+        seen.append(type(a).__name__)
+        init(self, kb, a, *rest)
+    monkeypatch.setattr(lower_matmul._Operands, "__init__", spy)
+    b = IRBuilder()
+    with b.function("mm_computed_a", type=FunctionType.AIC) as f:
+        a = f.param("a", TensorType([m, k], FP32))
+        bb = f.param("b", TensorType([k, n], FP32))
+        e_out = f.param("e_out", TensorType([m, k], FP32), ParamDirection.Out)
+        out = f.param("out", TensorType([m, n], FP32), ParamDirection.Out)
+        e = b.let("e", make_call("tile.exp", [make_call("tile.load", [a, [0, 0], [m, k]])]))
+        bt = b.let("bt", make_call("tile.load", [bb, [0, 0], [k, n]]))
+        left = make_call("tile.move", [e], {"target_memory": MemorySpace.Left})
+        rv = b.let("r", make_call("tile.matmul", [left, bt]))
+        b.eval(make_call("tile.store", [rv, [0, 0], out]))
+        b.eval(make_call("tile.store", [e, [0, 0], e_out]))
+    kern = compile_kernel(f.function)
+    assert seen == ["TileBuf"]
+    x, y = torch.randn(m, k), torch.randn(k, n)
+    got_e, got = torch.empty(m, k), torch.empty(m, n)
+    kern(x, y, got_e, got)
+    torch.testing.assert_close(got_e, torch.exp(x))
+    torch.testing.assert_close(got.double(), torch.exp(x.double()) @ y.double(), rtol=1e-4, atol=1e-4)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ... import ir as pir
-from ...dtypes import BF16, BOOL, DataType
+from ...dtypes import BF16, BOOL, FP32, DataType
 from ...ir.enums import PadValue
 from . import isa
 from .builder import TileBuf, compute_dtype, geometry, static_index
@@ -67,9 +67,10 @@ def copy_tile(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
 
 def _relabel(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
     """`x` as the current call's result of the same dims and valid region (a move, a reshape
-    that keeps rows and columns): a still-deferred tile passes through, so its reader reads
-    the source itself (a DDR load keeps its row-ahead prefetch); otherwise a copy."""
-    return x if lc.defer and isinstance(x, LazyTile) else copy_tile(lc, x)
+    that keeps rows and columns): a fused one passes `x` through, so its reader reads the
+    source itself (a DDR load keeps its row-ahead prefetch, a matmul reads a tile buffer in
+    place); otherwise a copy."""
+    return x if lc.defer else copy_tile(lc, x)
 
 
 def lower_read(lc: LowerContext, short: str, a: dict):
@@ -254,12 +255,11 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile
     matrix of 16 x 16 blocks of 16- or 32-bit elements is transposed block by block in
     registers (`_transpose_blocks`), anything else element by element. The transpose of a
     32-bit DDR load's 2D tile fused into a matmul's B (FuseTileOps) in a loop that brings the
-    same tile back stays lazy: B is packed by gathers down the loaded tile's columns, once per
-    call, into the panel cache (slower than a block transpose per use, far faster than
-    one per trip). So is a BF16 one feeding the pair-dot matmul, whose k pairs are 32-bit
-    words of the loaded rows: packed by word-block transposes (`LazyTile.pair_source`; 8x512x
-    512x64 bf16 attention on a Zen 5 VM, the keys' transpose and pack per trip gone: 1.35 ->
-    1.04 ms)."""
+    same tile back stays lazy: B is packed once per call, into the panel cache, from 16 x 16
+    blocks of the loaded tile transposed in registers where it is whole such blocks
+    (`LazyTile.transpose_of`), else by gathers down its columns. So is a BF16 one feeding the
+    pair-dot matmul, whose k pairs are 32-bit words of the loaded rows (8x512x512x64 bf16
+    attention on a Zen 5 VM, the keys' transpose and pack per trip gone: 1.35 -> 1.04 ms)."""
     shape = list(a["input"].type.static_shape)
     if lc.defer and len(shape) == 2:
         src = lc.operand(a["input"])
@@ -292,20 +292,27 @@ def lower_transpose(lc: LowerContext, short: str, a: dict) -> TileBuf | LazyTile
 
 
 def _pairs_packable(src: LazyTile) -> bool:
-    """Whether the transpose of BF16 tile `src` can feed the pair-dot matmul as its
-    `LazyTile.pair_source`: whole 16 x 16 blocks of 32-bit k pairs, panels one chunk wide."""
-    full_tile = [static_index(v) for v in src.valid] == [src.rows, src.cols]
-    return (src.dtype is BF16 and isa.current().bf16_dot and full_tile and src.rows % 16 == 0
-            and src.cols % 32 == 0 and src.cols % src.width == 0
+    """Whether the transpose of BF16 tile `src` can feed the pair-dot matmul, packed from
+    `src` (`LazyTile.transpose_of`): whole 16 x 16 blocks of 32-bit k pairs, panels one chunk
+    wide."""
+    return (src.dtype is BF16 and isa.current().bf16_dot and _whole_blocks(src, 32)
             and geometry(src.dtype, src.rows)[0] == isa.matmul_block()[1])
+
+
+def _whole_blocks(src: LazyTile, block_cols: int) -> bool:
+    """Whether `src` is whole (statically valid) 16-row, `block_cols`-column blocks, its chunks too."""
+    full_tile = [static_index(v) for v in src.valid] == [src.rows, src.cols]
+    return full_tile and src.rows % 16 == 0 and src.cols % block_cols == 0 and src.cols % src.width == 0 \
+        and src.width % block_cols == 0
 
 
 def _lazy_transpose(lc: LowerContext, src: LazyTile) -> LazyTile:
     t = lc.call.type
     width, pitch = geometry(src.dtype, src.rows)
+    blocks = _pairs_packable(src) if src.dtype.itemsize == 2 else src.dtype is FP32 and _whole_blocks(src, 16)
     return LazyTile(src.dtype, src.cols, src.rows, pitch, width, lc.valid_of(t),
                     lambda r, c: src.column(c, r, width), origin=src.origin.transposed(),
-                    pair_source=src if src.dtype.itemsize == 2 else None)
+                    transpose_of=src if blocks else None)
 
 
 _BLOCK = 16

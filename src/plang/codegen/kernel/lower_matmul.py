@@ -28,9 +28,11 @@ Where the same B tiles come back in a loop (the row strips of a GEMM), each is p
 per call into the call's `pack_cache.PanelCache` and read from there, the first block of a
 panel prefetching the next one (1024^3 fp32 at x86-64-v3: 0.84 -> 0.96 of OpenBLAS). A B
 that is the fused transpose of a 32-bit DDR load (`lower_layout.lower_transpose`) is packed
-the same way, its rows gathered down the loaded tile's columns: a column-major B costs no
-transposed copy per use (1024^3 fp32 on a Sapphire Rapids VM: 18.4 -> 14.3 ms; row-major
-14.8).
+the same way, with no transposed copy per use: from 16 x 16 blocks of the loaded tile
+transposed in registers (`_pack_transposed`), or, packed inline, by gathers down its columns
+(1024^3 fp32 on a Sapphire Rapids VM: 18.4 -> 14.3 ms; row-major 14.8). On a Zen 1 core
+(x86-64-v3), 1024^3 in one process against row-major B: gathers 1.08x its time, block
+transposes 0.98x (two blocks: 1.16x, 1.03x).
 
 A is read where it lies when it is a fused 2-D DDR load whose whole tile is inside the
 tensor and the micro-kernel broadcasts its elements as they are (FP32, BF16 pairs): no tile
@@ -114,7 +116,10 @@ class _Operands:
         # columns or wider
         self.pack_inline = (a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
                             and b.pitch == out_pitch)
-        self.pairs = b.pair_source if self.dot and isinstance(b, LazyTile) else None
+        # B = the transpose of a DDR load, packed from that load's words by block transposes
+        src = b.transpose_of if isinstance(b, LazyTile) and not self.pack_inline else None
+        usable = src is not None and (self.dot if src.dtype is BF16 else src.dtype is FP32)
+        self.transpose_of = src if usable else None
         if self.a_at is None:
             self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
         self.base, self.fresh, self.mark = kb.idx(0), None, None
@@ -198,8 +203,8 @@ class _Operands:
         """Packs B into `b_buf`'s panels `nr` columns wide (a B chunk of width w fills w / nr
         panels)."""
         kb, w, nr, elem = self.kb, b.width, self.nr, self.b_elem
-        if self.pairs is not None:
-            self._pack_pairs(self.pairs)
+        if self.transpose_of is not None:
+            self._pack_transposed(self.transpose_of)
             return
         with kb.loop(0, self.K // 2 if self.dot else self.K) as lk:
             k = lk.induction_variable
@@ -224,25 +229,28 @@ class _Operands:
                         off = arith.addi(arith.addi(base, kb.idx(j * self.K)), arith.muli(k, kb.idx(nr)))
                         vector.store(part, self.b_buf, [off])
 
-    def _pack_pairs(self, src: LazyTile) -> None:
-        """Packs B = src^T as k pairs: each pair (B[2kp, n], B[2kp+1, n]) is the 32-bit word kp
-        of src's row n, so 16 x 16 blocks of src's words are transposed in registers into 16
-        panel rows (no transposed copy of src, no gathers)."""
-        kb, w = self.kb, self.b.width
+    def _pack_transposed(self, src: LazyTile) -> None:
+        """Packs B = src^T from 16 x 16 blocks of src's 32-bit words transposed in registers
+        into 16 panel rows (no transposed copy of src, no gathers). A word is an FP32 element,
+        or for the pair dot a k pair (B[2kp, n], B[2kp+1, n]): the word kp of src's row n."""
+        kb, w, per_word = self.kb, self.row, 2 if self.dot else 1
         i32 = ir.IntegerType.get_signless(32)
-        words = src.width // 2
+        words = src.width // per_word
         with kb.loop(0, src.rows, 16) as ln, kb.loop(0, src.cols, src.width) as lw:
             n0, c = ln.induction_variable, lw.induction_variable
-            chunks = [vector.bitcast(_vt(i32, words), read_chunk(kb, src, arith.addi(n0, kb.idx(r)), c))
-                      for r in range(16)]
+            chunks = [read_chunk(kb, src, arith.addi(n0, kb.idx(r)), c) for r in range(16)]
+            if self.dot:
+                chunks = [vector.bitcast(_vt(i32, words), v) for v in chunks]
             panel = arith.addi(self.base, arith.muli(arith.divui(n0, kb.idx(w)), kb.idx(w * self.K)))
-            at = arith.addi(panel, arith.addi(arith.muli(arith.remui(n0, kb.idx(w)), kb.idx(2)),
+            at = arith.addi(panel, arith.addi(arith.muli(arith.remui(n0, kb.idx(w)), kb.idx(per_word)),
                                               arith.muli(c, kb.idx(w))))
             for h in range(0, words, 16):
-                block = [vector.extract_strided_slice(_vt(i32), v, [h], [LANES], [1]) for v in chunks]
+                block = [vector.extract_strided_slice(_vt(v.type.element_type), v, [h], [LANES], [1])
+                         for v in chunks]
                 for j, v in enumerate(transpose16(block)):
-                    off = arith.addi(at, kb.idx((h + j) * 2 * w))
-                    vector.store(vector.bitcast(_vt(self.b_elem, 2 * LANES), v), self.b_buf, [off])
+                    if self.dot:
+                        v = vector.bitcast(_vt(self.b_elem, 2 * LANES), v)
+                    vector.store(v, self.b_buf, [arith.addi(at, kb.idx((h + j) * per_word * w))])
 
     def a_elem(self, row: ir.Value, k: ir.Value) -> ir.Value:
         """A[row, k] broadcast to a vector of accumulator lanes (converted)."""

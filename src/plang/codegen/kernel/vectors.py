@@ -130,9 +130,10 @@ class LazyTile:
     """A DDR load's `column(r, c, w)` where its rows run along one tensor dim: elements
     (r + i, c), i < w, as one vector (a gather; zero outside the window), which a transpose
     feeding a matmul's B streams instead of transposing the tile into a buffer."""
-    pair_source: LazyTile | None = None
-    """The untransposed 16-bit DDR load of a lazy transpose: a BF16 pair-dot matmul packs this
-    tile's k pairs, 32-bit words along the source's rows, by 16 x 16 word transposes."""
+    transpose_of: LazyTile | None = None
+    """The DDR load a lazy transpose reads, where it is whole 16 x 16 blocks of 32-bit words
+    (FP32 elements, or BF16 k pairs for the pair dot): a matmul packs its B from this tile by
+    block transposes in registers instead of gathering down its columns."""
     in_place: InPlace | None = None  # a 2-D DDR load's: a matmul's A is read there (no copy)
 
 

@@ -93,6 +93,25 @@ def test_read_write_and_move() -> None:
     assert torch.equal(out, want)
 
 
+def test_write_into_a_fused_move_leaves_the_moved_tile() -> None:
+    """A write whose destination is a fused move of a tile read afterwards writes a copy: a
+    fused move hands a reader the tile's own buffer, a writer never (out = e + w differs
+    from e + e at [0, 0] only)."""
+    def body(b, t):
+        e = b.let("e", make_call("tile.exp", [t[0]]))
+        moved = make_call("tile.move", [e], {"target_memory": MemorySpace.Vec})
+        w = b.let("w", make_call("tile.write", [moved, [0, 0], 100.0]))
+        return make_call("tile.add", [e, w])
+
+    k = tile_kernel("write_moved", [FP32], FP32, (3, 5), (3, 5), (0, 0), body)
+    x = torch.randn(3, 5)
+    out = torch.zeros(3, 5)
+    k(x, out)
+    want = 2 * torch.exp(x)
+    want[0, 0] = torch.exp(x[0, 0]) + 100.0
+    torch.testing.assert_close(out, want)
+
+
 def _move_kernel(cast: bool):
     """e = exp(x) once; three times: m = move(e) (or cast(e) to its own dtype), m + m summed
     into a carried accumulator whose last step is itself a move (the yield's buffer is its

@@ -40,7 +40,8 @@ class Request:
     keep: whether the result itself is read later (False: only that reduction reads it, so
     its values are reduced but never stored);
     through: (the result's Var, an op call of it) when the reduction reduces that call's
-    values instead, computed from each chunk of the result as it is written.
+    values instead, computed from each chunk of the result as it is written;
+    read_only: the (fused) result is only read, so it may be another tile's buffer itself.
     """
 
     call: pir.Call
@@ -49,6 +50,7 @@ class Request:
     reduce: tuple[pir.Assign, str, TileBuf | None] | None = None
     keep: bool = True
     through: tuple[pir.Var, pir.Call] | None = None
+    read_only: bool = False
 
 
 class Driver(Protocol):
@@ -193,11 +195,12 @@ class LowerContext:
         except KeyError:
             raise self.error(f"variable {e.name!r} is used before it is defined") from None
 
-    def operand(self, e: pir.Expr) -> TileBuf | LazyTile:
-        """A tile operand read chunk by chunk (may stay lazy); a call operand is a fused
-        producer, computed where it is read."""
+    def operand(self, e: pir.Expr, read_only: bool = True) -> TileBuf | LazyTile:
+        """A tile operand read chunk by chunk (may stay lazy; `read_only`: and never written,
+        so it may be another tile's buffer); a call operand is a fused producer, computed
+        where it is read."""
         if isinstance(e, pir.Call):
-            v = self.driver.lower_call(self, Request(e, lazy=True))
+            v = self.driver.lower_call(self, Request(e, lazy=True, read_only=read_only))
             if not isinstance(v, (TileBuf, LazyTile)):
                 raise self.error(f"{e.op.name} does not produce a tile")
             return v
@@ -207,8 +210,9 @@ class LowerContext:
         return v
 
     def tile(self, e: pir.Expr) -> TileBuf:
-        """A tile operand in a buffer (a lazy tile is computed into one here)."""
-        v = self.operand(e)
+        """A tile operand in a buffer (a lazy tile is computed into one here) that the caller
+        may write: a fused producer's result is never another tile's buffer."""
+        v = self.operand(e, read_only=False)
         if isinstance(v, LazyTile):
             v = self.in_buffer(v)
             if isinstance(e, pir.Var):

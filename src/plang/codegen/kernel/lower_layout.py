@@ -67,10 +67,11 @@ def copy_tile(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
 
 def _relabel(lc: LowerContext, x: TileBuf | LazyTile) -> TileBuf | LazyTile:
     """`x` as the current call's result of the same dims and valid region (a move, a reshape
-    that keeps rows and columns): a fused one passes `x` through, so its reader reads the
-    source itself (a DDR load keeps its row-ahead prefetch, a matmul reads a tile buffer in
-    place); otherwise a copy."""
-    return x if lc.defer else copy_tile(lc, x)
+    that keeps rows and columns): a still-deferred tile passes through, so its reader reads
+    the source itself (a DDR load keeps its row-ahead prefetch), and so does a tile buffer
+    for a reader that only reads it (a matmul reads its A there); otherwise a copy."""
+    passes = lc.defer and (isinstance(x, LazyTile) or lc.request.read_only)
+    return x if passes else copy_tile(lc, x)
 
 
 def lower_read(lc: LowerContext, short: str, a: dict):

@@ -190,7 +190,7 @@ def test_a_moved_from_a_computed_tile_is_read_in_place(monkeypatch) -> None:
     """A tile computed in the kernel and still read afterwards (here stored too) is moved
     into Left before the matmul: the fused move passes the tile's buffer through, so the
     micro-kernel broadcasts from it instead of from a copy (8x512x512x64 fp32 attention on a
-    Zen 1 core, whose probabilities take this path: 20.7-22.8 -> 19.1-19.1 ms)."""
+    Zen 1 core, whose probabilities take this path: 20.7-22.8 -> 19.1 ms)."""
     m, n, k = 12, 64, 32
     seen = []
     init = lower_matmul._Operands.__init__

@@ -39,16 +39,6 @@ def _no_disk_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("PLANG_DISK_CACHE", "0")
 
 
-@pytest.fixture
-def block_packs(monkeypatch) -> list:
-    """The tiles B was packed from by block transposes, in order."""
-    calls = []
-    pack = lower_matmul._Operands._pack_transposed
-    monkeypatch.setattr(lower_matmul._Operands, "_pack_transposed",
-                        lambda self, src: (calls.append(src), pack(self, src)))
-    return calls
-
-
 def _check(q: torch.Tensor, k: torch.Tensor, rows: int = 32) -> None:
     s = torch.empty(q.shape[0], k.shape[0])
     _scores(rows, k.shape[0], k.shape[1])(q, k, s)

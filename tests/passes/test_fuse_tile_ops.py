@@ -294,25 +294,21 @@ def test_a_transposed_load_fuses_into_the_matmul_reading_it_as_b():
     check_pass("fuse_tile_ops", _TRANSPOSED_B.format(row=0, valid=""), after, verify=VERIFY)
 
 
-def test_a_transposed_b_packed_from_the_loaded_tile_matches_torch(monkeypatch):
+def test_a_transposed_b_packed_from_the_loaded_tile_matches_torch(block_packs):
     """The fused transpose of the same tile on each trip is packed from the loaded tile (by
     16 x 16 block transposes: a spy counts them) into the call's panel cache; one moving
     down the rows, or one whose load has a partial valid region (the rows past it zero), is
     transposed in a buffer per use."""
     import torch
 
-    from plang.codegen.kernel import compile_kernel, lower_matmul
+    from plang.codegen.kernel import compile_kernel
 
-    packs = []
-    pack = lower_matmul._Operands._pack_transposed
-    monkeypatch.setattr(lower_matmul._Operands, "_pack_transposed",
-                        lambda self, src: (packs.append(src), pack(self, src)))
     x = torch.randn(64, 128)
     for row, valid, rows in (("0", "", 32), ("i * 16", "", None), ("0", ", valid_shape=[20, 64]", 20)):
-        packs.clear()
+        block_packs.clear()
         k = compile_kernel(passes.fuse_tile_ops()(parse(_TRANSPOSED_B.format(row=row, valid=valid))).get("k"))
         out = torch.zeros(64, 128)
-        assert bool(packs) == (row == "0" and not valid)
+        assert bool(block_packs) == (row == "0" and not valid)
         k(x, out)
         b = x[:, 64:]
         if rows is None:

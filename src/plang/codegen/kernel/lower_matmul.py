@@ -117,9 +117,9 @@ class _Operands:
         self.pack_inline = (a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
                             and b.pitch == out_pitch)
         # B = the transpose of a DDR load, packed from that load's words by block transposes
+        # (a BF16 load's words are k pairs: for the pair dot only)
         src = b.transpose_of if isinstance(b, LazyTile) and not self.pack_inline else None
-        usable = src is not None and (self.dot if src.dtype is BF16 else src.dtype is FP32)
-        self.transpose_of = src if usable else None
+        self.transpose_of = src if src is not None and (self.dot or src.dtype is FP32) else None
         if self.a_at is None:
             self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()
         self.base, self.fresh, self.mark = kb.idx(0), None, None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from plang.codegen.kernel import KernelCompileError, compile_kernel, lower_matmul
+from plang.codegen.kernel import KernelCompileError, compile_kernel, isa, lower_matmul
 from plang.dtypes import BF16, BOOL, FP32, INT32, DataType
 from plang.ir import FunctionType, ParamDirection, ScalarType, TensorType
 from plang.ir.builder import IRBuilder
@@ -218,3 +218,25 @@ def test_a_moved_from_a_computed_tile_is_read_in_place(monkeypatch) -> None:
     kern(x, y, got_e, got)
     torch.testing.assert_close(got_e, torch.exp(x))
     torch.testing.assert_close(got.double(), torch.exp(x.double()) @ y.double(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_rows_past_the_last_block_share_two_even_blocks(monkeypatch) -> None:
+    """5 MR + 2 rows run as whole blocks and two of (MR + 2) / 2 rows, not a 2-row block whose
+    few accumulators leave the FMA latency exposed; fewer rows than MR stay one block."""
+    with isa.using(Isa.default()):
+        mr = isa.matmul_block()[0]
+    seen = []
+    block = lower_matmul._block
+
+    def spy(kb, ops, out, m0, n0, rows, *rest, **kw):
+        seen.append(rows)
+        block(kb, ops, out, m0, n0, rows, *rest, **kw)
+    monkeypatch.setattr(lower_matmul, "_block", spy)
+    for m, blocks in ((5 * mr + 2, [mr, (mr + 2) // 2, (mr + 3) // 2]), (mr - 2, [mr - 2])):
+        seen.clear()
+        kern = _kernel("matmul", FP32, m, 32, 40)
+        assert seen == blocks, (m, seen)
+        a, b = _operands(FP32, m, 32, 40)
+        out = torch.zeros(m, 32)
+        kern(a, b, torch.zeros(m, 32), True, out)
+        torch.testing.assert_close(out.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)

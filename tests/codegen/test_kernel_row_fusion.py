@@ -216,6 +216,40 @@ def test_values_used_after_the_region() -> None:
     torch.testing.assert_close(outs[2], e_ref.sum(1, keepdim=True), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("through", ["none", "cast", "cast, read after"])
+def test_a_tile_used_after_the_region_is_computed_into_its_buffer(monkeypatch, through: str) -> None:
+    """The exp tile a column sum reads after the region is written row by row straight into
+    its full buffer, also through a cast to its own dtype (attention's `pl.cast(p, FP32)` before
+    P @ V): no row buffer is copied over (a spy counts the copies). A cast whose source the
+    region reads again afterwards copies the source's row into the buffer itself."""
+    from plang.codegen.kernel import lower_rows
+
+    copies = []
+    copy_tile = lower_rows.copy_tile
+    monkeypatch.setattr(lower_rows, "copy_tile", lambda *a: copies.append(1) or copy_tile(*a))
+    m, n = 8, 96
+    b = IRBuilder()
+    with b.function("escape_in_place", type=FunctionType.AIV) as f:
+        x = f.param("x", TensorType([m, n], FP32))
+        out = f.param("out", TensorType([m, n], FP32), OUT)
+        colsum = f.param("colsum", TensorType([1, n], FP32), OUT)
+        t = b.let("t", _call("load", x, [0, 0], [m, n]))
+        e = b.let("e", _call("row_expand_expdif", t, b.let("mx", _call("row_max", t))))
+        s = b.let("s", _call("row_sum", e))
+        kept = e if through == "none" else b.let("c", _call("cast", e, target_type=FP32))
+        p = _call("row_expand_div", e if through.endswith("after") else kept, s)
+        b.eval(_call("store", b.let("p", p), [0, 0], out))
+        b.eval(_call("store", b.let("cs", _call("col_sum", kept)), [0, 0], colsum))
+    k = compile_kernel(f.function)
+    assert not copies
+    xs = torch.randn(m, n)
+    got, got_cs = torch.zeros(m, n), torch.zeros(1, n)
+    k(xs, got, got_cs)
+    e_ref = torch.exp(xs - xs.amax(1, keepdim=True))
+    torch.testing.assert_close(got, torch.softmax(xs, -1), rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(got_cs, e_ref.sum(0, keepdim=True), rtol=1e-5, atol=1e-6)
+
+
 def test_column_broadcasts_of_a_row_from_before_the_region() -> None:
     """Layer norm with weight and bias: the [1, N] weight and bias are loaded once before
     the row blocks and every row of the region reads them whole, so the normalize, scale,

@@ -129,19 +129,26 @@ def round_integral(x: ir.Value, mode: str) -> ir.Value:
     return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, big), r, x)
 
 
-def scale_by_pow2(y: ir.Value, n: ir.Value) -> ir.Value:
-    """y * 2**n for an integral f32 `n` in [-150, 128]: one `vscalefps` per 512-bit register
-    on AVX-512, else two multiplies by normal powers of two (the second rounds once, so
-    denormal results are correctly rounded too)."""
+# Adding POW2_MAGIC to a float |x| < 2**21 rounds it to an integer n (to nearest) and leaves
+# n + 254 in the low 9 mantissa bits: `scale_by_pow2` shifts its powers of two out of them.
+POW2_MAGIC = 1.5 * 2.0 ** 23 + 254
+
+
+def scale_by_pow2(y: ir.Value, n_magic: ir.Value) -> ir.Value:
+    """y * 2**n for `n_magic` = n + POW2_MAGIC, n integral in [-150, 128]: one `vscalefps` per
+    512-bit register on AVX-512, else two multiplies by 2**floor(n / 2) and 2**ceil(n / 2),
+    normal powers of two (the second multiply rounds once, so denormal results are correctly
+    rounded too). Four integer ops build both from the bits of `n_magic`."""
     t = y.type
     if current().scalef and isinstance(t, ir.VectorType) and t.shape[0] % 16 == 0:
-        return _scalef(y, n)
+        return _scalef(y, arith.subf(n_magic, splat(t, POW2_MAGIC)))
     it = _like(t, _i(32))
-    ni = arith.fptosi(it, n)
-    half = arith.shrsi(ni, splat(it, 1))
-    rest = arith.subi(ni, half)
-    s1 = arith.bitcast(t, arith.shli(arith.addi(half, splat(it, 127)), splat(it, 23)))
-    s2 = arith.bitcast(t, arith.shli(arith.addi(rest, splat(it, 127)), splat(it, 23)))
+    bits = arith.bitcast(it, n_magic)  # 0x4B400000 + n + 254: even high part, so
+    half = arith.shrsi(bits, splat(it, 1))  # ... its low 9 bits are 127 + floor(n / 2)
+    rest = arith.subi(bits, half)  # ... and these 127 + ceil(n / 2)
+    exponent = splat(it, 23)
+    s1 = arith.bitcast(t, arith.shli(half, exponent))
+    s2 = arith.bitcast(t, arith.shli(rest, exponent))
     return arith.mulf(arith.mulf(y, s1), s2)
 
 

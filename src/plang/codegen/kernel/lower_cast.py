@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...dtypes import BOOL, INT64, DataType
 from . import isa
-from .builder import mlir_type
+from .builder import TileBuf, mlir_type
 from .context import LowerContext, unsupported
 from .mlir import arith, ir, math
 from .vector_math import compare, splat
@@ -180,9 +180,13 @@ def lower_cast(lc: LowerContext, short: str, a: dict):
     mode = _name(a.get("mode", "round"), _MODES) or "round"
     sat = _name(a.get("saturation_mode"), ("off", "on"))
     check_convertible(lc, "tile.cast", src, dst)
-    same = lc.dies_into(a["input"]) if src is dst else None
-    if same is not None:  # a cast to its own dtype is the identity
-        return same
+    if src is dst:  # the identity: the input's buffer where it dies here or lies in the destination
+        dest = lc.request.dest
+        if isinstance(x, TileBuf) and dest is not None and x.buf == dest.buf:
+            return x
+        same = lc.dies_into(a["input"])
+        if same is not None:
+            return same
     conv = convert_fn(src, dst, mode, sat)
     return lc.elementwise([full(x)], lambda v: conv(v[0]), convert=False)
 

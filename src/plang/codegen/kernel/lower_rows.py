@@ -15,9 +15,11 @@ with R rows.
 
 from __future__ import annotations
 
+from ...ir.expr import Var
 from ...ir.stmt import Assign
 from ...ir.types import TileType
 from ...passes.analysis.row_regions import (
+    op_call,
     row_count,
     through_fused,
     tile_rows,
@@ -55,6 +57,21 @@ def _widest(body: list, outside: dict) -> int:
     return max((t.static_shape[-1] for t in tiles if t.static_shape), default=0)
 
 
+def _identity_source(st: Assign, body: list, escaping: dict) -> Assign | None:
+    """Where `st` casts a tile to its own dtype (the identity) as its last read, and the region
+    defines that tile and reads it nowhere after: the tile's statement, which may compute it
+    straight into `st`'s destination."""
+    call = op_call(st)
+    if call is None or call.op.name != "tile.cast" or not isinstance(call.args[0], Var):
+        return None
+    x = call.args[0]
+    stmts = through_fused(body)
+    src = next((s for s in stmts if isinstance(s, Assign) and s.var is x), None)
+    if src is None or x in escaping or x.type.dtype is not st.var.type.dtype:
+        return None
+    return None if use_counts(stmts[stmts.index(st) + 1:])[x] else src
+
+
 def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> None:
     """Lower the statements of a row region as one loop over its `rows` rows (two per trip
     where they are at most `SHORT_ROW` wide)."""
@@ -67,6 +84,10 @@ def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> No
                 if isinstance(st, Assign) and isinstance(st.var.type, TileType)
                 and lc.use_counts[st.var] > inside[st.var]}
     targets = {v: hints.get(st) or lc.new_tile(v.type) for v, st in escaping.items()}
+    # a fresh target aliases nothing the region reads: its rows are computed in place
+    in_place = {st: v for v, st in escaping.items() if hints.get(st) is None}
+    in_place.update({src: in_place[st] for st in list(in_place)
+                     if (src := _identity_source(st, body, escaping)) is not None})
     outside = {v: lc.tile(v) for v in tiles_read_before_defined(body)}
     kb = lc.kb
     step = 2 if rows % 2 == 0 and _widest(body, outside) <= SHORT_ROW else 1
@@ -78,9 +99,12 @@ def lower_row_region(lc: LowerContext, body: list, rows: int, hints: dict) -> No
                 for v, full in outside.items():
                     if tile_rows(v.type) == rows:  # else a broadcast row, already bound whole
                         lc.bind(v, row_view(kb, full, r))
-                lc.driver.lower_block(lc, body, {})
-                for v, full in targets.items():
-                    copy_tile(kb, lc.operand(v), row_view(kb, full, r))
+                views = {v: row_view(kb, full, r) for v, full in targets.items()}
+                lc.driver.lower_block(lc, body, {st: views[v] for st, v in in_place.items()})
+                for v, view in views.items():
+                    row = lc.operand(v)
+                    if not (isinstance(row, TileBuf) and row.buf == view.buf):
+                        copy_tile(kb, row, view)
         scf.yield_([])
     for v, full in {**outside, **targets}.items():
         lc.bind(v, full)

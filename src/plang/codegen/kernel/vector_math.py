@@ -56,10 +56,11 @@ def exp(x: ir.Value) -> ir.Value:
     # clamp with compare + select (one vmaxps / vminps each; NaN passes through)
     x = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, splat(t, _EXP_LO)), splat(t, _EXP_LO), x)
     x = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, splat(t, _EXP_HI)), splat(t, _EXP_HI), x)
-    fx = isa.floor(isa.fma(x, splat(t, _LOG2E), splat(t, 0.5)))
-    r = isa.fma(fx, splat(t, -_LN2_HI), x)
-    r = isa.fma(fx, splat(t, -_LN2_LO), r)
-    return isa.scale_by_pow2(_horner(r, _EXP_POLY), fx)
+    n_magic = isa.fma(x, splat(t, _LOG2E), splat(t, isa.POW2_MAGIC))  # x / ln2 to nearest
+    n = arith.subf(n_magic, splat(t, isa.POW2_MAGIC))
+    r = isa.fma(n, splat(t, -_LN2_HI), x)
+    r = isa.fma(n, splat(t, -_LN2_LO), r)
+    return isa.scale_by_pow2(_horner(r, _EXP_POLY), n_magic)
 
 
 def log(x: ir.Value) -> ir.Value:

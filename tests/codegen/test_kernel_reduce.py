@@ -84,14 +84,16 @@ def test_reduction(direction: str, op: str, dtype: str) -> None:
         assert torch.equal(out, want)
 
 
+@pytest.mark.parametrize("cols", [37, 64])
 @pytest.mark.parametrize("op", ["max", "min"])
-def test_row_max_and_min_propagate_nan_and_infinities(op: str) -> None:
+def test_row_max_and_min_propagate_nan_and_infinities(op: str, cols: int) -> None:
     """NaN anywhere in a row (first, mid-chunk, last valid column) makes its max / min NaN;
-    infinities and all-infinite rows reduce as torch's do."""
-    k = tile_kernel(f"r{op}", [FP32], FP32, (6, 37), (6, 37), (0, 0),
+    infinities and all-infinite rows reduce as torch's do. 64 columns are an even number of
+    chunks at every vector width but AVX-512's, which the reduction takes two a trip."""
+    k = tile_kernel(f"r{op}", [FP32], FP32, (6, cols), (6, cols), (0, 0),
                     lambda b, t: make_call(f"tile.row_{op}", [t[0], t[0]]), out_tile_shape=(6, 1))
-    x = torch.randn(6, 37)
-    x[1, 0] = x[2, 21] = x[3, 36] = float("nan")
+    x = torch.randn(6, cols)
+    x[1, 0] = x[2, 21] = x[3, cols - 1] = float("nan")
     x[4, 5], x[4, 30] = float("inf"), float("-inf")
     x[5] = float("-inf") if op == "max" else float("inf")
     out = torch.zeros(6, 1)
@@ -101,22 +103,25 @@ def test_row_max_and_min_propagate_nan_and_infinities(op: str) -> None:
     assert out[1:4].isnan().all() and not out[[0, 4, 5]].isnan().any()
 
 
-def test_softmax_with_fused_reductions() -> None:
+@pytest.mark.parametrize("cols, valid", [(200, 150), (256, 250)])
+def test_softmax_with_fused_reductions(cols: int, valid: int) -> None:
     """load → row_max → row_expand_expdif → row_sum → row_expand_div → store: the row
-    reductions are computed in their producer's pass and the divide streams into the store."""
+    reductions are computed in their producer's pass and the divide streams into the store.
+    256 columns are an even number of chunks, taken two a trip; the last pair's second chunk
+    is partly valid."""
     def body(b, t):
-        tmp = b.let("tmp", make_call("tile.create", [[4, 200]], {"dtype": FP32}))
+        tmp = b.let("tmp", make_call("tile.create", [[4, cols]], {"dtype": FP32}))
         mx = b.let("mx", make_call("tile.row_max", [t[0], tmp]))
         e = b.let("e", make_call("tile.row_expand_expdif", [t[0], mx]))
         s = b.let("s", make_call("tile.row_sum", [e, tmp]))
         return make_call("tile.row_expand_div", [e, s])
 
-    k = tile_kernel("softmax", [FP32], FP32, (6, 230), (4, 200), (1, 9), body, valid=(4, 150))
-    x = torch.randn(6, 230) * 5
-    out = torch.zeros(6, 230)
+    k = tile_kernel("softmax", [FP32], FP32, (6, cols + 30), (4, cols), (1, 9), body, valid=(4, valid))
+    x = torch.randn(6, cols + 30) * 5
+    out = torch.zeros(6, cols + 30)
     k(x, out)
-    want = torch.zeros(6, 230)
-    want[1:5, 9:159] = torch.softmax(x[1:5, 9:159], dim=-1)
+    want = torch.zeros(6, cols + 30)
+    want[1:5, 9:9 + valid] = torch.softmax(x[1:5, 9:9 + valid], dim=-1)
     torch.testing.assert_close(out, want, rtol=2e-6, atol=1e-7)
 
 

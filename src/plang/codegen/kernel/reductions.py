@@ -73,27 +73,34 @@ def reduce_rows(kb: KernelBuilder, x: TileBuf, op: str, red: TileBuf, lazy: Lazy
     flags = ir.VectorType.get([x.width], ir.IntegerType.get_signless(32))  # lane masks: no packing
     carried = [init, splat(flags, 0)] if ordered else [init]
     wins = arith.CmpFPredicate.OGT if op == "max" else arith.CmpFPredicate.OLT
+    # two chunks a trip where the row holds an even number: a producer's two chains (exp's
+    # ~20 dependent ops each) overlap, which successive trips barely do on a Zen 1 core
+    # (8x512x512x64 fp32 attention on one, in-process A/B: 18.56 -> 18.2 ms; row softmax and
+    # the norms unchanged)
+    step = 2 if x.pitch % (2 * x.width) == 0 else 1
     with kb.loop(0, x.rows) as lr:
         r = lr.induction_variable
         base = arith.muli(r, kb.idx(x.pitch))
-        with kb.loop(0, x.pitch, x.width, carried) as lcol:
-            c = lcol.induction_variable
-            if lazy is None:
-                v = load_chunk(x, arith.addi(base, c))
-            else:
-                v = lazy.chunk(r, c)
-                if keep:
-                    store_chunk(x, arith.addi(base, c), v)
-                if values is not None:
-                    v = values.chunk(r, c)
-            v = valid_lanes(to_compute(v, x.dtype), x, c, init)
-            acc = lcol.inner_iter_args[0]
-            if ordered:
-                nan = arith.extsi(flags, arith.cmpf(arith.CmpFPredicate.UNO, v, v))
-                scf.yield_([arith.select(arith.cmpf(wins, v, acc), v, acc),
-                            arith.ori(lcol.inner_iter_args[1], nan)])
-            else:
-                scf.yield_([combine(acc, v)])
+        with kb.loop(0, x.pitch, step * x.width, carried) as lcol:
+            carry = list(lcol.inner_iter_args)
+            for u in range(step):
+                c = arith.addi(lcol.induction_variable, kb.idx(u * x.width)) if u else lcol.induction_variable
+                if lazy is None:
+                    v = load_chunk(x, arith.addi(base, c))
+                else:
+                    v = lazy.chunk(r, c)
+                    if keep:
+                        store_chunk(x, arith.addi(base, c), v)
+                    if values is not None:
+                        v = values.chunk(r, c)
+                v = valid_lanes(to_compute(v, x.dtype), x, c, init)
+                if ordered:
+                    nan = arith.extsi(flags, arith.cmpf(arith.CmpFPredicate.UNO, v, v))
+                    carry = [arith.select(arith.cmpf(wins, v, carry[0]), v, carry[0]),
+                             arith.ori(carry[1], nan)]
+                else:
+                    carry = [combine(carry[0], v)]
+            scf.yield_(carry)
         s = fold_lanes(lcol.results[0], kind, nan_free=ordered)
         if ordered:
             seen = vector.reduction(flags.element_type, _K.OR, lcol.results[1])

@@ -129,8 +129,9 @@ def round_integral(x: ir.Value, mode: str) -> ir.Value:
     return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, big), r, x)
 
 
-# Adding POW2_MAGIC to a float |x| < 2**21 rounds it to an integer n (to nearest) and leaves
-# n + 254 in the low 9 mantissa bits: `scale_by_pow2` shifts its powers of two out of them.
+# Adding POW2_MAGIC to a float x with |x| < 2**22 rounds x to the nearest integer n; for
+# n in [-254, 257] the sum's low 9 mantissa bits hold n + 254, from which `scale_by_pow2`
+# shifts its powers of two.
 POW2_MAGIC = 1.5 * 2.0 ** 23 + 254
 
 

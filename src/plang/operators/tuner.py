@@ -226,12 +226,14 @@ def _time(ops: list[JitOperator], inputs: tuple, config: RunConfig | None, repea
 
 FINALISTS = 3
 MARGIN = 0.03  # how much faster than resolve's pick a timed winner must be to replace it
-FINAL_SECONDS = 0.25
+FINAL_SECONDS = 1.0
 FINAL_ROUNDS = 40
 """The final round runs at least twice `repeat` rounds, more for fast candidates: as many
 as fill FINAL_SECONDS, up to FINAL_ROUNDS. Six rounds of 1-2 ms candidates on a shared
 2-vCPU VM had picked a one-block LayerNorm over the two-block default (1.99 ms against 1.54
-when timed again)."""
+when timed again); with a quarter of a second, the 8x512x512x64 FP32 attention's ~10 ms
+finalists got 7 rounds on that VM, whose speed swings by half within seconds, and kept
+`resolve`'s qr=64, kv=128 over qr=32, kv=512, which is 9% faster interleaved over 21 rounds."""
 
 
 def _final_round(op: JitOperator, dev: Device, timed: list[Candidate], picked: dict[str, Any] | None,

@@ -153,3 +153,39 @@ def test_the_final_round_fills_its_time_for_fast_candidates(monkeypatch, seconds
     monkeypatch.setattr(tuner, "_time", fake)
     tune_report(RowSoftmax(M=64, N=128), sample(), device=DEV, repeat=5, cache=False)
     assert asked[:-1] == [5] * (len(asked) - 1) and asked[-1] == rounds
+
+
+def test_the_candidates_that_pass_are_timed_together(monkeypatch):
+    """Every candidate that builds and gives the right result is timed in one set of rounds
+    (a change of load on the machine hits them alike), the rejected ones not at all; the
+    final round follows (timings faked)."""
+    from plang.operators import tuner
+
+    calls = []
+
+    def fake(ops, *rest):
+        calls.append(sorted((o.rows, o.blocks) for o in ops))
+        return [o.rows + o.blocks for o in ops]
+    monkeypatch.setattr(tuner, "_time", fake)
+    report = tune_report(WrongAtEight(M=64, N=128), sample(), device=DEV, cache=False)
+    assert calls == [[(16, 1), (16, 2)]] * 2
+    assert report.tunables == {"rows": 16, "blocks": 1}
+
+
+def test_the_timed_candidates_write_one_shared_output(monkeypatch):
+    """Timed runs write into the output the first run allocated, one for all candidates:
+    no candidate's time includes faulting in fresh memory, and a search of many candidates
+    holds one output, not one each."""
+    from plang.operators.library import JitOperator
+
+    written = set()
+    call = JitOperator.__call__
+
+    def spy(self, *inputs, out=None, **kw):
+        if out is not None:
+            written.add(out.data_ptr())
+        return call(self, *inputs, out=out, **kw)
+    monkeypatch.setattr(JitOperator, "__call__", spy)
+    report = tune_report(SmallSoftmax(M=64, N=128), sample(), device=DEV, repeat=2, cache=False)
+    assert len([c for c in report.candidates if c.seconds is not None]) > 1
+    assert len(written) == 1

@@ -3,13 +3,14 @@ a device by timing real runs, and keeps the winner in a `TuningCache` (memory, a
 to the JIT cache).
 
 Each candidate is resolved (`compatible()` or `Unresolvable` rejects it), built and run once
-(a compile error, such as a tile over the device's buffer capacity, rejects it), timed, and
-its first result checked against ``reference()`` (a wrong result rejects it). Timing:
-`warmup` runs, `repeat` timed runs, the median; the `FINALISTS` fastest and the candidate
-`resolve` alone picks are then timed again side by side, in a new order each round (at least
-twice `repeat` rounds, more for fast candidates: `FINAL_SECONDS`), and the winner is the
-fastest of that final round unless it beats `resolve`'s pick by no more than `MARGIN`
-(timing noise).
+(a compile error, such as a tile over the device's buffer capacity, rejects it), and its
+result checked against ``reference()`` (a wrong result rejects it). The candidates left are
+then timed together: `warmup` runs each, then `repeat` rounds of one run each, in a new order
+every round, so a change of load on the machine hits them alike; a candidate's time is its
+median. The `FINALISTS` fastest and the candidate `resolve` alone picks are then timed again
+side by side (at least twice `repeat` rounds, more for fast candidates: `FINAL_SECONDS`), and
+the winner is the fastest of that final round unless it beats `resolve`'s pick by no more
+than `MARGIN` (timing noise).
 Rejections are kept with their reason in the `TuneReport`.
 """
 
@@ -135,21 +136,33 @@ def tune_report(op: JitOperator, *inputs: torch.Tensor, device: Device | None = 
     given, inputs = inputs, _copies(inputs) if in_place else inputs
     shown = progress if progress is not None else len(points) > 8 and sys.stderr.isatty()
     found: list[Candidate] = []
+    passed: list[tuple[Candidate, JitOperator]] = []
     for i, point in enumerate(points):
         cand = Candidate(dict(zip(names, point)))
         found.append(cand)
-        _try(op, cand, dev, _copies(given) if in_place else inputs, expected, config, per_call,
-             lambda chosen: measure(chosen) if measure is not None else
-             _time([chosen], inputs, config, repeat, warmup, per_call)[0])
+        chosen = _try(op, cand, dev, _copies(given) if in_place else inputs, expected, config, per_call)
+        if chosen is not None and measure is not None:
+            cand.seconds = measure(chosen)
+        elif chosen is not None:
+            passed.append((cand, chosen))
         if shown:
-            best = min((c.seconds for c in found if c.seconds is not None), default=None)
-            what = "skipped" if cand.seconds is None else f"{cand.seconds * 1e3:.3f} ms"
-            tail = "" if best is None else f" (best {best * 1e3:.3f} ms)"
-            print(f"\rtune {type(op).__name__}: {i + 1}/{len(points)} {cand.values} {what}{tail}   ",
+            what = ("skipped" if cand.reason else "checked" if cand.seconds is None
+                    else f"{cand.seconds * 1e3:.3f} ms")
+            print(f"\rtune {type(op).__name__}: {i + 1}/{len(points)} {cand.values} {what}   ",
                   end="", file=sys.stderr, flush=True)
-    if shown:
-        print(file=sys.stderr)
+    if passed:
+        if shown:
+            print(f"\rtune {type(op).__name__}: timing {len(passed)} candidates in {repeat} rounds   ",
+                  end="", file=sys.stderr, flush=True)
+        for (cand, _), seconds in zip(passed, _time([o for _, o in passed], inputs, config, repeat,
+                                                    warmup, per_call)):
+            cand.seconds = seconds
     timed = [c for c in found if c.seconds is not None]
+    COUNTERS["timed"] += len(timed)
+    if shown:
+        best = min(timed, key=lambda c: c.seconds, default=None)
+        print("" if best is None else f"; {len(timed)} timed, fastest {best.values} "
+              f"{best.seconds * 1e3:.3f} ms", file=sys.stderr)
     if not timed:
         reasons = "; ".join(f"{c.values}: {c.reason}" for c in found) or "the search space is empty"
         raise Unresolvable(f"tune({type(op).__name__}): no candidate runs on {dev.name}: {reasons}")
@@ -171,55 +184,47 @@ def _copies(inputs: tuple) -> tuple:
 
 
 def _try(op: JitOperator, cand: Candidate, dev: Device, inputs: tuple, expected: Any,
-         config: RunConfig | None, per_call: dict, cost: Callable[[JitOperator], float]) -> None:
-    """Resolve, build, run, check and time one candidate: sets its seconds, or its reason."""
+         config: RunConfig | None, per_call: dict) -> JitOperator | None:
+    """Resolve, build, run and check one candidate: the resolved operator, or None with the
+    candidate's reason set."""
     try:
         chosen = op.replace(**cand.values).resolved(dev)
     except ValueError as e:  # compatible() or Unresolvable
         cand.reason = _first_line(e)
-        return
+        return None
     try:
-        got = chosen(*inputs, config=config, tuned=False, **per_call)
-    except Exception as e:  # a build that does not compile or run on this device
-        cand.reason = _first_line(e)
-        return
-    # timed before the check: torch's OpenMP threads spin for a while after each of its
-    # calls, taking the cores a multi-block candidate timed right after would need
-    seconds = cost(chosen)
-    try:
-        _check(op, got, expected)
+        _check(op, chosen(*inputs, config=config, tuned=False, **per_call), expected)
     except AssertionError as e:
         cand.reason = "wrong result: " + _first_line(e).removeprefix("AssertionError: ")
-        return
-    except Exception as e:  # a result the reference cannot be compared with
-        cand.reason = _first_line(e)
-        return
-    cand.seconds = seconds
-    COUNTERS["timed"] += 1
+        return None
+    except Exception as e:  # a build that does not compile or run here, or a result the
+        cand.reason = _first_line(e)  # reference cannot be compared with
+        return None
+    return chosen
 
 
 def _time(ops: list[JitOperator], inputs: tuple, config: RunConfig | None, repeat: int, warmup: int,
           per_call: dict) -> list[float]:
-    """The median seconds of each operator's run, timed in rounds of one run each, in a new
-    order every round (so a change of load on the machine hits every one alike). Each writes
-    into outputs allocated by its first (untimed) run: a fresh multi-MB output costs a page
-    fault per 4 KiB page whenever the allocator hands out new memory (a 16 MiB softmax: 2.0
-    or 8.1 ms, by the allocator's state), which would time the allocator instead of the
-    candidate."""
-    outs = []
+    """The median seconds of each operator's run (`ops`: candidates of one operator), timed
+    after `warmup` untimed runs each (at least one) in rounds of one run each, in a new order
+    every round (so a change of load on the machine hits every one alike). All write into
+    the outputs the first run allocates: a fresh multi-MB output costs a page fault per 4 KiB
+    page whenever the allocator hands out new memory (a 16 MiB softmax: 2.0 or 8.1 ms, by the
+    allocator's state), which would time the allocator instead of the candidate, and one set
+    of outputs keeps a search of many candidates from holding one set each."""
+    out = {}
+    if any(not m.fills for m in ops[0]._present()):  # else it only updates InOut inputs
+        out = {"out": ops[0](*inputs, config=config, tuned=False, **per_call)}
     for op in ops:
-        first = op(*inputs, config=config, tuned=False, **per_call)
-        writes = any(not m.fills for m in op._present())  # else it only updates InOut inputs
-        outs.append({"out": first} if writes else {})
-        for _ in range(warmup - 1):
-            op(*inputs, **outs[-1], config=config, tuned=False, **per_call)
+        for _ in range(max(warmup, 1)):
+            op(*inputs, **out, config=config, tuned=False, **per_call)
     samples: list[list[float]] = [[] for _ in ops]
     order, shuffle = list(range(len(ops))), random.Random(0).shuffle
     for _ in range(repeat):
         shuffle(order)  # no candidate always runs right after the same other one
         for i in order:
             t = time.perf_counter()
-            ops[i](*inputs, **outs[i], config=config, tuned=False, **per_call)
+            ops[i](*inputs, **out, config=config, tuned=False, **per_call)
             samples[i].append(time.perf_counter() - t)
     return [statistics.median(mine) for mine in samples]
 

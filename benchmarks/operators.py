@@ -45,7 +45,7 @@ def bench(name: str, op, inputs: tuple, torch_fn, reps: int = 15, target: str = 
           burst: int = 3) -> None:
     """Tune `op`, check it against its reference, and time tuned / default / torch."""
     try:
-        report = tune_report(op, *inputs, device=DEVICE, repeat=3)
+        report = tune_report(op, *inputs, device=DEVICE)
         tuned, default = report.best, op.resolved(DEVICE)
         got = tuned(*inputs, config=CONFIG)
         tolerances = {} if op.rtol is None else {"rtol": op.rtol, "atol": op.atol}

@@ -14,7 +14,8 @@ Every kernel, generated or external, exports one packed entry point
 * **launch context** (always last): the slot holds a `LaunchContext *`:
   `{int64 block_idx, block_num, subblock_idx, subblock_num; void *pipes; const PipeApi *pipe_api;
   volatile int64 *cancel; int64 status, check_site, check_axis, check_offset, check_extent,
-  check_dim, own_cancel; void *barrier; int (*syncall)(...)}`.
+  check_dim, own_cancel; void *barrier; int (*syncall)(...); void *(*scratch_acquire)(int64);
+  void (*scratch_release)(void *)}`.
 
 **Cancellation and checks.** `*cancel` is nonzero once the launch must stop (another member
 of its Group failed, the watchdog fired, or the kernel itself failed); it points to
@@ -33,6 +34,11 @@ the soft form's INT32 counter (else NULL). A barrier that can not complete store
 2 with the site, the reason (`check_axis`), the arrivals (`check_offset`) and the
 participant count (`check_extent`), sets `*cancel`, and `Kernel.launch` raises
 `SyncAllError` at the user's line.
+
+**Scratch.** A buffer too large for a kernel's stack (a matmul's packed B panels) is taken
+at entry with `scratch_acquire(bytes)` (64-byte aligned; NULL: none, and the kernel does
+without) and given back at exit with `scratch_release`: the runtime's per-thread buffers
+(`plang.runtime.scratch`), which every `LaunchContext` points at when it is made.
 
 `PipeApi` holds the runtime's pipe functions (bounded ring buffers, see
 `plang.runtime.pipes`); kernels call them through these pointers for `tpush_*` / `tpop_*` /
@@ -97,15 +103,29 @@ class LaunchContext(ctypes.Structure):
                 ("subblock_num", _i64), ("pipes", _vp), ("pipe_api", ctypes.POINTER(PipeApi)),
                 ("cancel", _vp), ("status", _i64), ("check_site", _i64), ("check_axis", _i64),
                 ("check_offset", _i64), ("check_extent", _i64), ("check_dim", _i64),
-                ("own_cancel", _i64), ("barrier", _vp), ("syncall", _vp)]
+                ("own_cancel", _i64), ("barrier", _vp), ("syncall", _vp), ("scratch_acquire", _vp),
+                ("scratch_release", _vp)]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cancel = self.own_cancel_address
+        self.scratch_acquire, self.scratch_release = _runtime_scratch()
 
     @property
     def own_cancel_address(self) -> int:
         return ctypes.addressof(self) + LaunchContext.own_cancel.offset
+
+
+_SCRATCH: list[tuple[int, int]] = []
+
+
+def _runtime_scratch() -> tuple[int, int]:
+    """The runtime's scratch functions' addresses (`plang.runtime.scratch`), loaded once."""
+    if not _SCRATCH:
+        from ...runtime.scratch import addresses
+
+        _SCRATCH.append(addresses())
+    return _SCRATCH[0]
 
 
 CONTEXT_FIELDS = tuple(name for name, _ in LaunchContext._fields_)
@@ -134,6 +154,8 @@ typedef struct {
   int64_t status, check_site, check_axis, check_offset, check_extent, check_dim, own_cancel;
   void *barrier;
   int (*syncall)(void *, volatile int64_t *, int64_t *, int64_t, int64_t, volatile int32_t *, int64_t);
+  void *(*scratch_acquire)(int64_t);
+  void (*scratch_release)(void *);
 } plang_launch_context;
 #define PLANG_CANCELLED(ctx) (*(ctx)->cancel != 0)
 /* args[i]: tensor -> (plang_memref **), scalar -> (value *), last -> (plang_launch_context **) */

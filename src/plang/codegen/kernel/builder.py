@@ -3,7 +3,8 @@
 It owns the module and the kernel function, maps plang dtypes to MLIR types, creates
 constants and loops, and allocates tile buffers once at function entry (64-byte aligned
 stack buffers: never inside a loop, where `memref.alloca` would grow the stack every trip;
-`alloc_heap` for the few too large for the stack, freed by `finish`).
+`alloc_heap` for the few too large for the stack: the runtime's per-thread scratch, taken at
+entry and given back by `finish`).
 
 A tile lives in a `TileBuf`: a flat buffer of `rows * pitch` elements whose row pitch is
 the column count rounded up to the tile's vector width, so elementwise work streams whole
@@ -18,7 +19,8 @@ from typing import Iterator, Sequence
 
 from ...dtypes import BF16, BOOL, FP16, FP32, INDEX, DataType
 from . import isa
-from .mlir import arith, func, ir, memref, scf
+from .abi import CONTEXT_FIELDS
+from .mlir import arith, builtin, func, ir, llvm, memref, scf
 
 ALIGN = 64
 
@@ -136,12 +138,30 @@ class KernelBuilder:
             return memref.alloca(t, [], [], alignment=ALIGN)
 
     def alloc_heap(self, elem: ir.Type, count: int) -> ir.Value:
-        """A buffer too large for the stack, allocated at function entry and freed at its
-        end (its address is 0 where the allocation failed)."""
+        """A buffer too large for the stack, taken at function entry from the runtime's
+        per-thread scratch (the launch context's `scratch_acquire`, `abi.py`) and given back
+        at its end (its address is 0 where none could be had)."""
+        nbytes = count * (elem.width // 8)
         with ir.InsertionPoint.at_block_begin(self.entry):
-            buf = memref.alloc(ir.MemRefType.get([count], elem), [], [], alignment=ALIGN)
-        self.heap.append(buf)
+            ptr = self._context_call("scratch_acquire", _PTR(), [arith.constant(_I64(), nbytes)])
+            buf = _memref_at(ptr, ir.MemRefType.get([count], elem))
+        self.heap.append(ptr)
         return buf
+
+    def _context_call(self, field: str, result: ir.Type | None, operands: list[ir.Value]) -> ir.Value | None:
+        """Call the launch context's function pointer `field` (the kernel's last argument
+        points at the context) when it is set; a result reads as null / 0 when it is not."""
+        fn = llvm.load(_PTR(), field_address(self.args[-1], CONTEXT_FIELDS.index(field)))
+        is_set = llvm.icmp(llvm.ICmpPredicate.ne, fn, llvm.mlir_zero(_PTR()))
+        branch = scf.IfOp(is_set, [] if result is None else [result], has_else=result is not None)
+        with ir.InsertionPoint(branch.then_block):
+            value = llvm.call(result, [fn, *operands], [], [])
+            scf.yield_([] if result is None else [value])
+        if result is not None:
+            with ir.InsertionPoint(branch.else_block):
+                scf.yield_([llvm.mlir_zero(result)])
+            return branch.result
+        return None
 
     def alloc_zeroed(self, elem: ir.Type, count: int) -> ir.Value:
         """A small integer buffer allocated and zeroed at function entry."""
@@ -184,10 +204,36 @@ class KernelBuilder:
         with ir.InsertionPoint(self.entry):
             if self.nontemporal:
                 isa.store_fence()
-            for buf in self.heap:
-                memref.dealloc(buf)
+            for ptr in self.heap:
+                self._context_call("scratch_release", None, [ptr])
             func.ReturnOp([])
         return self.module
+
+
+def field_address(base: ir.Value, index: int) -> ir.Value:
+    """Address of the `index`-th 8-byte field of the struct at `base`."""
+    if not index:
+        return base
+    return llvm.getelementptr(_PTR(), base, [], ir.DenseI32ArrayAttr.get([index]), _I64(), no_wrap_flags=0)
+
+
+def _PTR() -> ir.Type:
+    return ir.Type.parse("!llvm.ptr")
+
+
+def _I64() -> ir.Type:
+    return ir.IntegerType.get_signless(64)
+
+
+def _memref_at(ptr: ir.Value, t: ir.MemRefType) -> ir.Value:
+    """The 1-D memref of static type `t` whose data starts at `ptr`: its descriptor built
+    by hand (`abi.py`'s layout), cast to the memref type."""
+    count = t.shape[0]
+    desc = llvm.mlir_undef(ir.Type.parse("!llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>"))
+    for position, value in (([0], ptr), ([1], ptr), ([2], arith.constant(_I64(), 0)),
+                            ([3, 0], arith.constant(_I64(), count)), ([4, 0], arith.constant(_I64(), 1))):
+        desc = llvm.insertvalue(desc, value, position)
+    return builtin.unrealized_conversion_cast([t], [desc])
 
 
 def static_index(v: ir.Value) -> int | None:

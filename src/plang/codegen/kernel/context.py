@@ -18,7 +18,7 @@ from ...dtypes import INDEX, DataType
 from ...passes.analysis.row_regions import use_counts
 from ...passes.analysis.var_uses import walk_stmts
 from .abi import SUPPORTED_DTYPES
-from .builder import KernelBuilder, TileBuf
+from .builder import KernelBuilder, TileBuf, field_address
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
 from .mlir import KernelCompileError, arith, ir, llvm, memref
 from .reductions import reduce_rows
@@ -356,11 +356,3 @@ class LowerContext:
     def context_pointer(self, index: int) -> ir.Value:
         """Field `index` (a pointer) of the LaunchContext."""
         return llvm.load(ir.Type.parse("!llvm.ptr"), field_address(self.ctx_ptr, index))
-
-
-def field_address(base: ir.Value, index: int) -> ir.Value:
-    """Address of the `index`-th 8-byte field of the struct at `base`."""
-    if not index:
-        return base
-    return llvm.getelementptr(ir.Type.parse("!llvm.ptr"), base, [], ir.DenseI32ArrayAttr.get([index]),
-                              ir.IntegerType.get_signless(64), no_wrap_flags=0)

@@ -21,7 +21,7 @@ import os
 import tempfile
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, func, llvm, math, memref, scf, vector, x86
+from torch_mlir.dialects import arith, builtin, func, llvm, math, memref, scf, vector, x86
 
 from ...target import Isa
 from . import compile_workers, llvm_stage
@@ -35,7 +35,7 @@ from .native import (
     load_shared_object,
 )
 
-__all__ = ["ir", "arith", "func", "llvm", "math", "memref", "scf", "vector", "x86",
+__all__ = ["ir", "arith", "builtin", "func", "llvm", "math", "memref", "scf", "vector", "x86",
            "PIPELINE_NAME", "PIPELINE", "KernelCompileError", "new_context", "verify",
            "compile_native", "save_shared_object"]
 

@@ -5,8 +5,10 @@ loop nest `for i: for j: for k: C[i, j] += A[i, k] @ B[k, j]` the same B tiles c
 every row strip `i`, and each would be packed again: 16 times over for the 1024^3 FP32
 matmul from 64 x 256 x 256 tiles, about a fifth of its `perf` samples at x86-64-v3. So where B is a DDR load
 whose offsets do not follow some enclosing loop (`repeats`), its panels go into a slot of a
-per-call buffer (`PanelCache`, one slot per tile position of the tensor, allocated at kernel
-entry, freed at its end) the first time and are read from there afterwards.
+per-call buffer (`PanelCache`, one slot per tile position of the tensor, taken at kernel
+entry from the runtime's per-thread scratch and given back at its end: a buffer the thread
+keeps between calls, so its pages are not faulted in again every call) the first time and
+are read from there afterwards.
 
 Only tensors the kernel never writes are cached (`load_only_tensors`): a slot holds B as it
 was when packed. A load at an offset off the tile grid, or a failed allocation, packs into

@@ -171,6 +171,11 @@ class EagerCallError(Error, RuntimeError):
     """A `pl.*` wrapper called at the Python prompt instead of inside a DSL function."""
 
 
+class InternalError(RuntimeError):
+    """A broken internal invariant (`plang.internal_check`): a bug in plang or in code built on
+    it. A RuntimeError, as the reference's is, not an `Error`: it is not the user's mistake."""
+
+
 class InternalCompilerError(Error):
     """An unexpected exception inside plang while it compiled the user code at `span`: a plang
     bug. The original exception is `__cause__`; its last frame is named in the message."""

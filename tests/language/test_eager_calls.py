@@ -15,6 +15,9 @@ EAGER_OK = {
     # entry points and compile-time helpers that are meant to run at the Python prompt
     "function", "program", "inline", "parse", "loads", "parse_program", "loads_program", "jit", "compile",
     "dynamic", "const", "split", "cross_core_slot",
+    # the reference's top-level logging and checks (`import pypto`), host-side by nature
+    "set_log_level", "get_log_level", "log_debug", "log_info", "log_warn", "log_error", "log_fatal",
+    "log_event", "check", "internal_check", "internal_check_span",
 }
 NAMESPACES = ("tile", "tensor", "system", "array", "scalar")
 

@@ -21,10 +21,9 @@ N = pl.dynamic("N")
 def test_reference_core_module_names():
     assert [p.name for p in MemoryPlanner] == ["PYPTO", "DSA_RP", "PTOAS"]
     assert RunConfig(memory_planner=MemoryPlanner.PTOAS) == RunConfig()  # no effect on the chip
-    _set_thread_log_level(LogLevel.DEBUG)
-    assert get_log_level() is LogLevel.DEBUG
-    _clear_thread_log_level()
+    _set_thread_log_level(LogLevel.DEBUG)  # the calling thread's threshold; get reads the process's
     assert get_log_level() is not LogLevel.DEBUG
+    _clear_thread_log_level()
     assert ScalarSpec("n", 3).ctype == "int64"
     assert TensorSpec("x", [2], torch.float32, init_value=1.0).create_tensor().tolist() == [1.0, 1.0]
     assert _SWIMLANE_FULL_LEVEL == 4

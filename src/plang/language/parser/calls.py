@@ -370,8 +370,13 @@ def _callable_at_parse_time(fn: Any) -> bool:
         and (isinstance(fn, DataType) or issubclass(fn, (Enum, TypeSpec)))
     ):
         return True
-    module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "")
-    return callable(fn) and (module or "").startswith("plang")
+    module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "") or ""
+    return callable(fn) and module.startswith("plang") and module not in HOST_ONLY_MODULES
+
+
+HOST_ONLY_MODULES = ("plang.pypto_core.logging",)
+"""plang modules whose functions act on the host process (logging, checks): in a DSL body they
+would run once, at parse time, so calling them there is refused."""
 
 
 __all__ = ["CallParser", "FunctionRef", "ProgramSelf", "Signature", "signature_of"]

@@ -148,8 +148,8 @@ class P:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[1, 96], pl.FP32], out: pl.Out[pl.Tensor[[1, 96], pl.FP32]]
           ) -> pl.Tensor[[1, 96], pl.FP32]:
-        ctx = pl.prefetch.make_context()
-        evt = pl.prefetch.async_prefetch(a, ctx)
+        ctx: pl.PrefetchAsyncContext = pl.prefetch.make_context()
+        evt: pl.AsyncEvent = pl.prefetch.async_prefetch(a, ctx)
         done = pl.prefetch.wait(evt, pl.prefetch.session(ctx))
         t: pl.Tile[[1, 96], pl.FP32] = pl.load(a, [0, 0], [1, 96])
         if done:
@@ -171,7 +171,20 @@ def test_prefetch_changes_no_value_and_its_wait_returns_true():
     pl.compile(prog)(a, out)
     assert torch.equal(out, a * 2)
     assert torch.equal(run_torch_ref(prog, a, torch.zeros(1, 96)), a * 2)
-    assert "pl.prefetch.wait(evt, pl.prefetch.session(ctx))" in prog.as_python()
+    text = prog.as_python()
+    assert "pl.prefetch.wait(evt, pl.prefetch.session(ctx))" in text
+    assert "ctx: pl.PrefetchAsyncContext = pl.prefetch.make_context()" in text
+    assert "evt: pl.AsyncEvent = pl.prefetch.async_prefetch(a, ctx)" in text
+    pl.ir.assert_structural_equal(prog, pl.parse(text))  # the handle types print and parse back
+
+
+def test_each_prefetch_handle_comes_from_its_own_op():
+    swapped = PREFETCH.replace("wait(evt, pl.prefetch.session(ctx))", "wait(evt, ctx)")
+    with pytest.raises(pl.Error, match=r"expects session to be a pl\.AsyncSession \(the result of "
+                                       r"prefetch\.session\), got PrefetchAsyncContext"):
+        pl.parse(swapped)
+    with pytest.raises(pl.Error, match="'evt' is annotated AsyncSession but the value has type AsyncEvent"):
+        pl.parse(PREFETCH.replace("evt: pl.AsyncEvent", "evt: pl.AsyncSession"))
 
 
 def test_prefetch_wants_a_flat_gm_region():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from plang.dtypes import FP32, DataType
 from plang.ir import (
     ArrayType,
+    AsyncHandleType,
     CommCtxType,
     ConstInt,
     PtrType,
@@ -27,6 +28,11 @@ def tile(shape, dtype: DataType = FP32, valid=None, mem=None, name: str = "x") -
 
 def scalar(dtype: DataType, name: str = "s") -> Var:
     return Var(name, ScalarType(dtype))
+
+
+def handle(kind: str, name: str = "h") -> Var:
+    """A prefetch handle (`PrefetchAsyncContext`, `AsyncEvent` or `AsyncSession`)."""
+    return Var(name, AsyncHandleType(kind))
 
 
 def array(extent: int, dtype: DataType, name: str = "arr") -> Var:
@@ -55,6 +61,8 @@ def describe(t) -> str:
         return "()"
     if isinstance(t, (PtrType, CommCtxType)):
         return type(t).__name__
+    if isinstance(t, AsyncHandleType):
+        return t.kind
     raise AssertionError(f"unexpected type {type(t).__name__}")
 
 

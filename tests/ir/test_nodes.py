@@ -10,6 +10,7 @@ from plang.ir import (
     BINARY_OPS,
     Add,
     ArrayType,
+    AsyncHandleType,
     Cast,
     CommCtxType,
     ConstInt,
@@ -130,7 +131,8 @@ def test_repr_of_every_node_kind_in_a_program():
     x = Var("x", IDX)
     extra = [Cast(x, INT32), GlobalVar("k"), IterArg("a", IDX, ConstInt(0)), SeqStmts([]), Neg(x), Not(x),
              TupleGetItem(MakeTuple([x]), 0), ArrayType(4, INT32), PtrType(), UnknownType(),
-             CommCtxType(), DistributedTensorType([8], FP32, view=TensorView([1], [4])),
+             CommCtxType(), AsyncHandleType("AsyncEvent"),
+             DistributedTensorType([8], FP32, view=TensorView([1], [4])),
              TileType([8, 8], FP32, MemorySpace.Vec, view=TileView(fractal=512),
                       memref=MemRef("buf", x, 256)),
              *(cls(x, Var("y", IDX)) for cls in BINARY_OPS)]

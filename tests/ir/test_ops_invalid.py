@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from _ops_util import array, deduce, scalar, tensor, tile
+from _ops_util import array, deduce, handle, scalar, tensor, tile
 
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, INT64, TASK_ID
 from plang.ir import AtomicType, MemorySpace, PipeType, SplitMode
@@ -200,7 +200,16 @@ CASES = {
         (OpValueError, r"tile\.random: rounds must be 7 or 10, got 8", "tile.random", (1, 2, 3, 4, 5, 6, [4, 32]),
          {"rounds": 8}),
         (OpTypeError, r"prefetch\.async_prefetch: src must be a flat 1D region", "prefetch.async_prefetch",
-         (tensor([2, 64]), scalar(INT64)), {}),
+         (tensor([2, 64]), handle("PrefetchAsyncContext")), {}),
+        (OpTypeError, r"prefetch\.async_prefetch: expects ctx to be a pl\.PrefetchAsyncContext \(the result of "
+         r"prefetch\.make_context\), got Scalar\[INT64\]", "prefetch.async_prefetch",
+         (tensor([64]), scalar(INT64)), {}),
+        (OpTypeError, r"prefetch\.wait: expects event to be a pl\.AsyncEvent \(the result of "
+         r"prefetch\.async_prefetch\), got AsyncSession", "prefetch.wait",
+         (handle("AsyncSession"), handle("AsyncSession")), {}),
+        (OpTypeError, r"prefetch\.wait: expects session to be a pl\.AsyncSession \(the result of "
+         r"prefetch\.session\), got PrefetchAsyncContext", "prefetch.wait",
+         (handle("AsyncEvent"), handle("PrefetchAsyncContext")), {}),
     ],
 }
 

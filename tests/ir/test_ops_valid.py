@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from _distributed_cases import DISTRIBUTED_CASES
-from _ops_util import array, deduce, scalar, tensor, tile
+from _ops_util import array, deduce, handle, scalar, tensor, tile
 
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, TASK_ID, UINT32
 from plang.ir import MemorySpace, PipeType, SplitMode
@@ -170,11 +170,11 @@ case("tensor.random", 1, 2, 3, 4, 5, 6, [4, 256], expect="Tensor[[4, 256], UINT3
 case("tile.random", 1, 2, 3, 4, 5, 6, [16, 128], valid_shape=[10, 80], dtype=INT32, rounds=7,
      expect="Tile[[16, 128], INT32, valid=[10, 80]]")
 case("tile.mscatter", tile([8, 32]), tile([8, 32], INT32), tensor([256]), expect="Tensor[[256], FP32]")
-TOKEN = scalar(INT64, "token")
-case("prefetch.make_context", expect="Scalar[INT64]")
-case("prefetch.async_prefetch", tensor([1, 128]), TOKEN, expect="Scalar[INT64]")
-case("prefetch.session", TOKEN, expect="Scalar[INT64]")
-case("prefetch.wait", TOKEN, TOKEN, expect="Scalar[BOOL]")
+CONTEXT = handle("PrefetchAsyncContext", "ctx")
+case("prefetch.make_context", expect="PrefetchAsyncContext")
+case("prefetch.async_prefetch", tensor([1, 128]), CONTEXT, expect="AsyncEvent")
+case("prefetch.session", CONTEXT, expect="AsyncSession")
+case("prefetch.wait", handle("AsyncEvent", "evt"), handle("AsyncSession", "ses"), expect="Scalar[BOOL]")
 # arrays
 case("array.create", 16, INT32, expect="Array[16, INT32]")
 case("array.get_element", array(16, TASK_ID), scalar(INT64, "i"), expect="Scalar[TASK_ID]")

@@ -85,6 +85,7 @@ from .stmt import (
 )
 from .types import (
                     ArrayType,
+                    AsyncHandleType,
                     CommCtxType,
                     DistributedTensorType,
                     MemRef,

@@ -10,6 +10,7 @@ from ..dtypes import FP32, DataType
 from .enums import DISTRIBUTED_ENUMS, ArgDirection, PadValue, TensorLayout
 from .types import (
     ArrayType,
+    AsyncHandleType,
     CommCtxType,
     DistributedTensorType,
     MemRef,
@@ -70,6 +71,8 @@ class TypePrinter:
             return f"pl.Array[{t.extent}, {dtype_text(t.dtype)}]"
         if cls is PtrType:
             return "pl.Ptr"
+        if cls is AsyncHandleType:
+            return f"pl.{t.kind}"
         if cls is CommCtxType:
             self.uses_pld = True
             return "pld.CommCtx"

@@ -240,6 +240,14 @@ class CommCtxType(Type):
     __slots__ = ()
 
 
+@node
+class AsyncHandleType(Type):
+    """An opaque handle of the asynchronous prefetch family (`pl.prefetch.*`): `kind` is
+    `PrefetchAsyncContext`, `AsyncEvent` or `AsyncSession` (`pl.<kind>` in annotations)."""
+
+    kind: str
+
+
 class UnknownType(Type):
     __slots__ = ()
 

@@ -17,6 +17,7 @@ from ..ir.expr import ConstInt, Expr, Var
 from ..ir.span import Span
 from ..ir.types import (
     ArrayType,
+    AsyncHandleType,
     PtrType,
     ScalarType,
     TensorType,
@@ -483,6 +484,12 @@ def dynamic(name: str) -> DynVar:
 TaskId = Scalar[TASK_ID]
 Unknown = TypeSpec(UnknownType())
 """`pl.Unknown`: the annotation of a value whose type is not known (printed IR only)."""
+PrefetchAsyncContext = TypeSpec(AsyncHandleType("PrefetchAsyncContext"))
+"""`pl.PrefetchAsyncContext`: the annotation of a prefetch context (`pl.prefetch.make_context()`)."""
+AsyncEvent = TypeSpec(AsyncHandleType("AsyncEvent"))
+"""`pl.AsyncEvent`: the annotation of an in-flight prefetch (`pl.prefetch.async_prefetch`)."""
+AsyncSession = TypeSpec(AsyncHandleType("AsyncSession"))
+"""`pl.AsyncSession`: the annotation of a prefetch context's session (`pl.prefetch.session`)."""
 IntLike = int | Scalar | Expr
 """`pl.IntLike`: a type hint for Python helpers taking an index (a Python int, a DSL scalar
 or an IR expression)."""

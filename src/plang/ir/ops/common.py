@@ -30,6 +30,7 @@ from ..enums import MemorySpace
 from ..expr import BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, Var
 from ..types import (
     ArrayType,
+    AsyncHandleType,
     ScalarType,
     ShapedType,
     TensorType,
@@ -99,6 +100,8 @@ def fmt_type(t: Type) -> str:
         return "Tuple[" + ", ".join(fmt_type(x) for x in t.types) + "]"
     if isinstance(t, ArrayType):
         return f"Array[{t.extent}, {t.dtype.name}]"
+    if isinstance(t, AsyncHandleType):
+        return t.kind
     return type(t).__name__
 
 

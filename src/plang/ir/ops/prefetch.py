@@ -2,30 +2,34 @@
 `async_prefetch(src, ctx)` (an event), `session(ctx)` and `wait(event, session)` (BOOL).
 
 A prefetch only warms a cache and changes no value, so a kernel computes the same with or
-without it. On the CPU chip, whose memory is the host's, the handles are INT64 tokens and the
-family does nothing: `wait` returns True at once. `async_prefetch` and `wait` order the
-kernel (unit `sync`), so passes keep them in place. The checks on `src` are the reference's (a
-GM tensor of static shape that is logically 1D), so a program that runs here also passes them
-on Ascend."""
+without it. The handles are opaque (`AsyncHandleType`: `pl.PrefetchAsyncContext`,
+`pl.AsyncEvent`, `pl.AsyncSession`), as in the reference; on the CPU chip, whose memory is the
+host's, they carry nothing and `wait` returns True at once. `async_prefetch` and `wait` order
+the kernel (unit `sync`), so passes keep them in place. The checks are the reference's (a GM
+tensor of static shape that is logically 1D, each handle from its producer), so a program that
+runs here also passes them on Ascend."""
 
 from __future__ import annotations
 
-from ...dtypes import BOOL, INT64
-from ..types import ScalarType, TensorType, Type, dim_value
+from ...dtypes import BOOL
+from ..types import AsyncHandleType, ScalarType, TensorType, Type, dim_value
 from .common import P, fmt_shape, fmt_type
 from .registry import Bound, register
 
-TOKEN = ScalarType(INT64)
+CONTEXT, EVENT, SESSION = (AsyncHandleType(k) for k in ("PrefetchAsyncContext", "AsyncEvent", "AsyncSession"))
+_PRODUCERS = {CONTEXT.kind: "prefetch.make_context", EVENT.kind: "prefetch.async_prefetch",
+              SESSION.kind: "prefetch.session"}
 
 
-def _token_operand(b: Bound, name: str) -> None:
+def _handle(b: Bound, name: str, want: AsyncHandleType) -> None:
     t = b[name].type
-    if not isinstance(t, ScalarType) or t.dtype is not INT64:
-        raise b.fail(f"operand {name!r} must be a prefetch handle (Scalar[INT64]), got {fmt_type(t)}")
+    if not isinstance(t, AsyncHandleType) or t.kind != want.kind:
+        raise b.fail(f"expects {name} to be a pl.{want.kind} (the result of {_PRODUCERS[want.kind]}), "
+                     f"got {fmt_type(t)}")
 
 
 def _context(b: Bound) -> Type:
-    return TOKEN
+    return CONTEXT
 
 
 def _async_prefetch(b: Bound) -> Type:
@@ -38,31 +42,31 @@ def _async_prefetch(b: Bound) -> Type:
     if any(d != 1 for d in dims[:-1]):
         raise b.fail(f"src must be a flat 1D region (every dim but the last 1), got {fmt_shape(t.shape)}; "
                      "reshape it to [N] or [1, ..., N]")
-    _token_operand(b, "ctx")
-    return TOKEN
+    _handle(b, "ctx", CONTEXT)
+    return EVENT
 
 
 def _session(b: Bound) -> Type:
-    _token_operand(b, "ctx")
-    return TOKEN
+    _handle(b, "ctx", CONTEXT)
+    return SESSION
 
 
 def _wait(b: Bound) -> Type:
-    _token_operand(b, "event")
-    _token_operand(b, "session")
+    _handle(b, "event", EVENT)
+    _handle(b, "session", SESSION)
     return ScalarType(BOOL)
 
 
 def _register_all() -> None:
     register("prefetch.make_context", [], _context, unit="system", unified=False,
-             doc="A prefetch context handle (on the CPU a token: there is no DMA workspace).")
-    register("prefetch.async_prefetch", [P("src", "tensor"), P("ctx", "scalar")], _async_prefetch,
+             doc="A prefetch context handle (on the CPU it holds nothing: there is no DMA workspace).")
+    register("prefetch.async_prefetch", [P("src", "tensor"), P("ctx", "value")], _async_prefetch,
              unit="sync", unified=False,
              doc="Start warming L2 with a flat GM tensor; returns the event to wait on (no effect on the "
                  "CPU, whose memory is the host's).")
-    register("prefetch.session", [P("ctx", "scalar")], _session, unit="system", unified=False,
+    register("prefetch.session", [P("ctx", "value")], _session, unit="system", unified=False,
              doc="The session handle prefetch.wait waits in.")
-    register("prefetch.wait", [P("event", "scalar"), P("session", "scalar")], _wait, unit="sync",
+    register("prefetch.wait", [P("event", "value"), P("session", "value")], _wait, unit="sync",
              unified=False, doc="Block until the prefetch of event has landed; True (at once on the CPU).")
 
 

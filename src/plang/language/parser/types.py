@@ -11,6 +11,7 @@ from ...errors import ParserError
 from ...ir.enums import TensorLayout
 from ...ir.types import (
     ArrayType,
+    AsyncHandleType,
     ScalarType,
     TensorType,
     TileType,
@@ -110,6 +111,8 @@ def same_type(a: Type, b: Type) -> bool:
         return len(a.types) == len(b.types) and all(same_type(x, y) for x, y in zip(a.types, b.types))
     if isinstance(a, ArrayType):
         return a.extent == b.extent and a.dtype is b.dtype
+    if isinstance(a, AsyncHandleType):
+        return a.kind == b.kind
     return True
 
 

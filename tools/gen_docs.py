@@ -46,12 +46,12 @@ def _first_paragraph(doc: str | None) -> str:
 def _unified_targets() -> dict[str, list[str]]:
     """Unified `pl.<name>` wrapper -> the registered ops its dispatch can reach."""
     from plang.ir.ops import REGISTRY
-    from plang.language.dispatch import candidates
+    from plang.language.dispatch import candidates, op_by_spelling
     from plang.language.ops import UNIFIED_NAMES
 
     out: dict[str, list[str]] = {}
     for name in UNIFIED_NAMES:
-        names = candidates(name, (), {}) + candidates(name, (None, 1), {})
+        names = candidates(name, (), {}) + candidates(name, (None, 1), {}) + [op_by_spelling(f"pl.{name}")]
         out[name] = sorted({n for n in names if n in REGISTRY})
     return out
 
@@ -59,6 +59,7 @@ def _unified_targets() -> dict[str, list[str]]:
 def op_catalog() -> str:
     """The Markdown text of docs/op-catalog.md."""
     from plang.ir.ops import REGISTRY
+    from plang.language.composed import COMPOSED
     from plang.language.dispatch import SCALAR_EXPRS
     from plang.language.ops import ASCEND_ONLY
 
@@ -66,7 +67,8 @@ def op_catalog() -> str:
     via: dict[str, list[str]] = {}
     for name, targets in unified.items():
         for t in targets:
-            via.setdefault(t, []).append(f"pl.{name}")
+            if REGISTRY[t].spelling != f"pl.{name}":  # (an op spelled `pl.<name>` is its own row)
+                via.setdefault(t, []).append(f"pl.{name}")
     by_family: dict[str, list] = {}
     for op in REGISTRY.values():
         family = op.deduce.__module__.rsplit(".", 1)[-1]
@@ -132,6 +134,11 @@ def op_catalog() -> str:
     for name, targets in unified.items():
         if name in ASCEND_ONLY:
             continue
+        if name in COMPOSED:
+            lines.append(f"| `pl.{name}` | a composition of ops (`plang.language.composed`) | — |")
+            continue
+        if any(REGISTRY[t].spelling == f"pl.{name}" for t in targets):
+            continue  # an op spelled `pl.<name>`: its row is in its family's table
         if not targets and name not in scalar_names:
             missing.append(name)
             continue

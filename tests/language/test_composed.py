@@ -1,6 +1,6 @@
 """The reference spellings composed of plang ops (`pl.create_l1`, `pl.gather_row`,
-`pl.paged_gather`), end to end on the chip and through the torch reference, against torch
-written here."""
+`pl.paged_gather`, `pl.part_add` / `part_mul` / `part_max` / `part_min`), end to end on the
+chip and through the torch reference, against torch written here."""
 
 from __future__ import annotations
 
@@ -79,3 +79,95 @@ def test_paged_gather_checks_its_arguments():
         pl.parse(PAGED.replace("max_indices=8", "max_indices=4").replace("[[8, 16]", "[[4, 16]"))
     with pytest.raises(pl.Error, match="space must be pl.MemorySpace.Mat or Vec"):
         pl.parse(PAGED.replace("pl.MemorySpace.Vec", "pl.MemorySpace.Left"))
+
+
+PART = """
+import plang as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, src0: pl.Tensor[[16, 16], pl.FP32], src1: pl.Tensor[[16, 16], pl.FP32],
+               n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+               ) -> pl.Tensor[[16, 16], pl.FP32]:
+        t0: pl.Tile[[16, 16], pl.FP32] = pl.load(src0, [0, 0], [16, 16])
+        t1: pl.Tile[[16, 16], pl.FP32] = pl.load(src1, [0, 0], [16, 16], valid_shape=[ROWS, COLS])
+        o: pl.Tile[[16, 16], pl.FP32] = pl.SPELLING(t0, t1)
+        out = pl.store(o, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, src0: pl.Tensor[[16, 16], pl.FP32], src1: pl.Tensor[[16, 16], pl.FP32],
+             n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+             ) -> pl.Tensor[[16, 16], pl.FP32]:
+        out = self.kernel(src0, src1, n, out)
+        return out
+"""
+TORCH_OPS = {"part_add": torch.add, "part_mul": torch.mul, "part_max": torch.maximum,
+             "part_min": torch.minimum}
+
+
+def _part_operands():
+    a = torch.arange(256, dtype=torch.float32).reshape(16, 16).remainder(13) - 6
+    a[0, :4] = torch.tensor([float("-inf"), float("inf"), float("nan"), -0.0])
+    a[15, 12:] = torch.tensor([float("-inf"), float("inf"), float("nan"), -0.0])  # where src1 is not valid
+    b = torch.arange(256, dtype=torch.float32).reshape(16, 16).remainder(7) - 3
+    a[1, 0], b[1, 0], b[2, 0] = 2.0, -0.0, -0.0  # signed zeros: 2 * -0 = -0, -0 + -0 = -0
+    a[2, 0] = -0.0
+    return a, b
+
+
+def _assert_same_bits(got, expected, signed_zeros=True):
+    """Equal, NaN where NaN, and (`signed_zeros`) -0 where -0: a max / min of -0 and +0 may be
+    either zero in plang, as a row max / min is (docs/performance.md)."""
+    torch.testing.assert_close(got, expected, rtol=0, atol=0, equal_nan=True)
+    numbers = ~expected.isnan()
+    assert not signed_zeros or torch.equal(got.signbit()[numbers], expected.signbit()[numbers])
+
+
+@pytest.mark.parametrize("spelling", ["part_add", "part_mul", "part_max", "part_min", "tile.part_max"])
+@pytest.mark.parametrize("rows, cols", [(16, 16), (16, 5), (7, 16), (3, 9), ("n", 11)])
+def test_a_partial_op_combines_where_both_are_valid_and_copies_src0_elsewhere(spelling, rows, cols):
+    text = PART.replace("SPELLING", spelling).replace("ROWS", str(rows)).replace("COLS", str(cols))
+    prog = pl.parse(text)
+    a, b = _part_operands()
+    n = 6
+    valid_rows = n if rows == "n" else rows
+    expected = TORCH_OPS[spelling.removeprefix("tile.")](a, b)  # the reference's golden formula
+    expected[valid_rows:, :] = a[valid_rows:, :]
+    expected[:, cols:] = a[:, cols:]
+    out = torch.zeros(16, 16)
+    pl.compile(prog)(a, b, n, out)
+    signed = spelling in ("part_add", "part_mul")
+    _assert_same_bits(out, expected, signed)
+    _assert_same_bits(run_torch_ref(prog, a, b, n, torch.zeros(16, 16)), expected, signed)
+
+
+def test_partial_ops_on_tensors_are_the_plain_ops():
+    """DDR tensors are fully valid (the reference's tensor.part_* lowers to the tile op on
+    fully valid tiles)."""
+
+    @pl.jit
+    def combine(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c = pl.assemble(c, pl.tensor.part_mul(a, b), [0, 0])
+            d = pl.assemble(d, pl.part_min(a, b), [0, 0])
+        return c, d
+
+    a, b = _part_operands()
+    c, d = torch.zeros(16, 16), torch.zeros(16, 16)
+    combine(a, b, c, d)
+    _assert_same_bits(c, a * b)
+    _assert_same_bits(d, torch.minimum(a, b), signed_zeros=False)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("pl.tile.part_add(src0, src1)",
+     r"pl\.tile\.part_add takes two tiles, got Tensor\[\[16, 16\], FP32\] and Tensor\[\[16, 16\], FP32\]"),
+    ("pl.part_max(t0, src1)", r"pl\.part_max takes two tiles or two tensors, got Tile"),
+])
+def test_partial_ops_want_two_operands_of_one_kind(call, message):
+    text = PART.replace("pl.SPELLING(t0, t1)", call).replace("ROWS", "16").replace("COLS", "16")
+    with pytest.raises(pl.ParserTypeError, match=message):
+        pl.parse(text)

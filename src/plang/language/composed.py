@@ -22,9 +22,9 @@ from typing import Any, Callable, Sequence
 
 from ..dtypes import INT32
 from ..errors import ParserTypeError
-from ..ir.enums import MemorySpace
-from ..ir.types import dim_value
-from .dispatch import call_op
+from ..ir.enums import MemorySpace, PadValue
+from ..ir.types import describe_value, dim_value
+from .dispatch import call_op, namespace_of
 
 
 def create_l1(shape: Sequence[Any], dtype: Any, transpose: bool = False) -> Any:
@@ -69,5 +69,48 @@ def paged_gather(src: Any, indices: Any, block_table: Any, block_size: int, size
     return call_op("tensor.transpose", [out], {"axis1": 0, "axis2": 1}) if is_trans else out
 
 
+_PART_PADS = {"maximum": PadValue.min, "minimum": PadValue.max}
+
+
+def _part(op: str) -> Callable[..., Any]:
+    """`pl.part_<op>(src0, src1)`: `op` over src0's valid region, where src1 is valid there,
+    else src0's element; the result has src0's shape and valid region. On tiles, src1's cells
+    outside its valid region are first filled with `op`'s identity, so one plain elementwise op
+    computes it, bit for bit (signed zeros too): max / min fill -inf / +inf; add subtracts
+    -src1 filled with +0 (x - 0 is x, where x + 0 turns -0 into +0); mul multiplies by src1
+    inside and 1 outside, from a mask of src1's valid region. A fully valid src1 needs no
+    fill. DDR tensors are fully valid: the plain op."""
+    name = f"part_{op.replace('imum', '')}"
+
+    def part(src0: Any, src1: Any, *, namespace: str | None = None) -> Any:
+        kinds = {namespace_of(src0), namespace_of(src1)}
+        if len(kinds) != 1 or None in kinds or (namespace is not None and kinds != {namespace}):
+            want = f"two {namespace}s" if namespace else "two tiles or two tensors"
+            raise ParserTypeError(f"pl.{namespace + '.' if namespace else ''}{name} takes {want}, got "
+                                  f"{describe_value(src0)} and {describe_value(src1)}")
+        kind = kinds.pop()
+        valid = getattr(src1.type, "valid_shape", None)
+        if kind == "tensor" or valid is None:
+            return call_op(f"{kind}.{op}", [src0, src1], {})
+        if op in _PART_PADS:
+            filled = call_op("tile.fillpad", [src1], {"pad_value": _PART_PADS[op]})
+            return call_op(f"tile.{op}", [src0, filled], {})
+        if op == "add":
+            negated = call_op("tile.fillpad", [call_op("tile.neg", [src1], {})], {})
+            return call_op("tile.sub", [src0, negated], {})
+        t = src1.type  # mul: src1 - 0 inside its valid region, 0 - (-1) outside
+        inside = call_op("tile.fillpad", [call_op("tile.full", [t.shape], {"dtype": t.dtype, "value": 1,
+                                                                          "valid_shape": valid})], {})
+        minus_outside = call_op("tile.adds", [inside, -1], {})
+        factor = call_op("tile.sub", [call_op("tile.fillpad", [src1], {}), minus_outside], {})
+        return call_op("tile.mul", [src0, factor], {})
+
+    part.__name__ = part.__qualname__ = name
+    return part
+
+
+PARTS = {f.__name__: f for f in map(_part, ("add", "mul", "maximum", "minimum"))}
+"""`pl.part_add`, `pl.part_mul`, `pl.part_max`, `pl.part_min` (also `pl.tile.` / `pl.tensor.`)."""
+
 COMPOSED: dict[str, Callable[..., Any]] = {"create_l1": create_l1, "gather_row": gather_row,
-                                           "paged_gather": paged_gather}
+                                           "paged_gather": paged_gather, **PARTS}

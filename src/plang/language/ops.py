@@ -8,7 +8,7 @@ from typing import Any, Callable
 from ..errors import UnsupportedConstructError
 from ..ir.ops import REGISTRY
 from ..ir.ops.masks import MaskPattern
-from .composed import COMPOSED
+from .composed import COMPOSED, PARTS
 from .dispatch import active_state, call_op, op_by_spelling, scalar_cast_call, unified_call
 
 SPELLINGS: tuple[str, ...] = (
@@ -91,6 +91,9 @@ class OpNamespace:
         fn = self._cache.get(name)
         if fn is not None:
             return fn
+        if full not in REGISTRY and name in PARTS and self._prefix in ("tile", "tensor"):
+            part, namespace = PARTS[name], self._prefix
+            return lambda src0, src1: part(src0, src1, namespace=namespace)
         if full not in REGISTRY:
             raise AttributeError(f"{self._spelling} has no op {name!r}")
 

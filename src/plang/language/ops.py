@@ -93,7 +93,13 @@ class OpNamespace:
             return fn
         if full not in REGISTRY and name in PARTS and self._prefix in ("tile", "tensor"):
             part, namespace = PARTS[name], self._prefix
-            return lambda src0, src1: part(src0, src1, namespace=namespace)
+
+            def namespaced(src0: Any, src1: Any) -> Any:
+                return part(src0, src1, namespace=namespace)
+
+            namespaced.__name__ = namespaced.__qualname__ = name
+            self._cache[name] = namespaced
+            return namespaced
         if full not in REGISTRY:
             raise AttributeError(f"{self._spelling} has no op {name!r}")
 

@@ -143,7 +143,7 @@ class KernelBuilder:
         at its end (its address is 0 where none could be had)."""
         nbytes = count * (elem.width // 8)
         with ir.InsertionPoint.at_block_begin(self.entry):
-            ptr = self._context_call("scratch_acquire", _PTR(), [arith.constant(_I64(), nbytes)])
+            ptr = self._context_call("scratch_acquire", ptr_type(), [arith.constant(_i64(), nbytes)])
             buf = _memref_at(ptr, ir.MemRefType.get([count], elem))
         self.heap.append(ptr)
         return buf
@@ -151,8 +151,8 @@ class KernelBuilder:
     def _context_call(self, field: str, result: ir.Type | None, operands: list[ir.Value]) -> ir.Value | None:
         """Call the launch context's function pointer `field` (the kernel's last argument
         points at the context) when it is set; a result reads as null / 0 when it is not."""
-        fn = llvm.load(_PTR(), field_address(self.args[-1], CONTEXT_FIELDS.index(field)))
-        is_set = llvm.icmp(llvm.ICmpPredicate.ne, fn, llvm.mlir_zero(_PTR()))
+        fn = llvm.load(ptr_type(), field_address(self.args[-1], CONTEXT_FIELDS.index(field)))
+        is_set = llvm.icmp(llvm.ICmpPredicate.ne, fn, llvm.mlir_zero(ptr_type()))
         branch = scf.IfOp(is_set, [] if result is None else [result], has_else=result is not None)
         with ir.InsertionPoint(branch.then_block):
             value = llvm.call(result, [fn, *operands], [], [])
@@ -214,14 +214,16 @@ def field_address(base: ir.Value, index: int) -> ir.Value:
     """Address of the `index`-th 8-byte field of the struct at `base`."""
     if not index:
         return base
-    return llvm.getelementptr(_PTR(), base, [], ir.DenseI32ArrayAttr.get([index]), _I64(), no_wrap_flags=0)
+    offset = ir.DenseI32ArrayAttr.get([index])
+    return llvm.getelementptr(ptr_type(), base, [], offset, _i64(), no_wrap_flags=0)
 
 
-def _PTR() -> ir.Type:
+def ptr_type() -> ir.Type:
+    """`!llvm.ptr`: an opaque pointer (launch-context fields, runtime functions)."""
     return ir.Type.parse("!llvm.ptr")
 
 
-def _I64() -> ir.Type:
+def _i64() -> ir.Type:
     return ir.IntegerType.get_signless(64)
 
 
@@ -230,8 +232,8 @@ def _memref_at(ptr: ir.Value, t: ir.MemRefType) -> ir.Value:
     by hand (`abi.py`'s layout), cast to the memref type."""
     count = t.shape[0]
     desc = llvm.mlir_undef(ir.Type.parse("!llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>"))
-    for position, value in (([0], ptr), ([1], ptr), ([2], arith.constant(_I64(), 0)),
-                            ([3, 0], arith.constant(_I64(), count)), ([4, 0], arith.constant(_I64(), 1))):
+    for position, value in (([0], ptr), ([1], ptr), ([2], arith.constant(_i64(), 0)),
+                            ([3, 0], arith.constant(_i64(), count)), ([4, 0], arith.constant(_i64(), 1))):
         desc = llvm.insertvalue(desc, value, position)
     return builtin.unrealized_conversion_cast([t], [desc])
 

@@ -18,7 +18,7 @@ from ...dtypes import INDEX, DataType
 from ...passes.analysis.row_regions import use_counts
 from ...passes.analysis.var_uses import walk_stmts
 from .abi import SUPPORTED_DTYPES
-from .builder import KernelBuilder, TileBuf, field_address
+from .builder import KernelBuilder, TileBuf, field_address, ptr_type
 from .lower_scalar import convert, lower_scalar, to_compute_scalar
 from .mlir import KernelCompileError, arith, ir, llvm, memref
 from .reductions import reduce_rows
@@ -355,4 +355,4 @@ class LowerContext:
 
     def context_pointer(self, index: int) -> ir.Value:
         """Field `index` (a pointer) of the LaunchContext."""
-        return llvm.load(ir.Type.parse("!llvm.ptr"), field_address(self.ctx_ptr, index))
+        return llvm.load(ptr_type(), field_address(self.ctx_ptr, index))

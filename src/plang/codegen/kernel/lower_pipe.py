@@ -6,19 +6,14 @@ nothing of what it popped and leaves its loops."""
 from __future__ import annotations
 
 from .abi import CONTEXT_FIELDS, PIPE_API_FIELDS, TO_AIC, TO_AIV, pipe_id
-from .builder import TileBuf, geometry
+from .builder import TileBuf, geometry, ptr_type
 from .checks import cancel_unless_ok
 from .context import LowerContext, field_address
 from .lower_layout import window_reader, write_window
 from .mlir import arith, ir, llvm, memref
 from .vectors import LazyTile, full, map_chunks
 
-_PTR = "!llvm.ptr"
 _LANES = 2
-
-
-def _ptr_type() -> ir.Type:
-    return ir.Type.parse(_PTR)
 
 
 def _i64(lc: LowerContext, v: int) -> ir.Value:
@@ -27,7 +22,7 @@ def _i64(lc: LowerContext, v: int) -> ir.Value:
 
 def _api(lc: LowerContext, name: str) -> ir.Value:
     api = lc.context_pointer(CONTEXT_FIELDS.index("pipe_api"))
-    return llvm.load(_ptr_type(), field_address(api, PIPE_API_FIELDS.index(name)))
+    return llvm.load(ptr_type(), field_address(api, PIPE_API_FIELDS.index(name)))
 
 
 def _pipe(lc: LowerContext, ident: int, direction: int, lane, nbytes: int) -> ir.Value:
@@ -38,7 +33,7 @@ def _pipe(lc: LowerContext, ident: int, direction: int, lane, nbytes: int) -> ir
     else:
         pid = arith.addi(_i64(lc, pipe_id(ident, direction, 0)), arith.index_cast(i64, lane))
     pipes = lc.context_pointer(CONTEXT_FIELDS.index("pipes"))
-    return llvm.call(_ptr_type(), [_api(lc, "get"), pipes, pid, _i64(lc, nbytes), _i64(lc, 0)],
+    return llvm.call(ptr_type(), [_api(lc, "get"), pipes, pid, _i64(lc, nbytes), _i64(lc, 0)],
                      [], [])
 
 
@@ -47,7 +42,7 @@ def _address(lc: LowerContext, t: TileBuf, element_offset: int = 0) -> ir.Value:
     base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(t.buf))
     if element_offset:
         base = arith.addi(base, _i64(lc, element_offset * t.dtype.itemsize))
-    return llvm.inttoptr(_ptr_type(), base)
+    return llvm.inttoptr(ptr_type(), base)
 
 
 def _transfer(lc: LowerContext, fn: str, pipe: ir.Value, t: TileBuf, rows: int, row0: int = 0) -> None:

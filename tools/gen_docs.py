@@ -144,15 +144,18 @@ def op_catalog() -> str:
             continue
         lines.append(f"| `pl.{name}` | {', '.join(f'`{t}`' for t in targets) or '—'} | "
                      f"{'yes' if name in scalar_names else '—'} |")
+    if missing:
+        lines += [
+            "",
+            "### Names without an op yet",
+            "",
+            "These unified names exist on `pl` (they are part of the language reference) but no op is "
+            "registered for them; calling one inside a DSL body raises `plang.ParserNameError` "
+            "(`pl.<name> has no registered op for these operands`):",
+            "",
+            ", ".join(f"`pl.{n}`" for n in missing) + ".",
+        ]
     lines += [
-        "",
-        "### Names without an op yet",
-        "",
-        "These unified names exist on `pl` (they are part of the language reference) but no op is "
-        "registered for them; calling one inside a DSL body raises `plang.ParserNameError` "
-        "(`pl.<name> has no registered op for these operands`):",
-        "",
-        ", ".join(f"`pl.{n}`" for n in missing) + ".",
         "",
         "### Ascend-only names",
         "",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from _ops_util import array, deduce, handle, scalar, tensor, tile
 
-from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, INT64, TASK_ID
+from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, INT64, TASK_ID, UINT32
 from plang.ir import AtomicType, MemorySpace, PipeType, SplitMode
 from plang.ir.ops import OpTypeError, OpValueError
 
@@ -191,6 +191,42 @@ CASES = {
          (tensor([32, 32]), tensor([2, 8], INT32), tensor([16, 32])), {"dim": -1}),
         (OpTypeError, r"tile\.mscatter: operand 'output_tensor' dtype FP16 does not match 'src' dtype FP32",
          "tile.mscatter", (tile([8, 32]), tile([8, 32], INT32), tensor([256], FP16)), {}),
+        (OpTypeError, r"tile\.gatherb: operand 'offset' dtype INT32 is not supported; expected one of UINT32",
+         "tile.gatherb", (tile([1, 256]), tile([4, 8], INT32)), {}),
+        (OpTypeError, r"tile\.gatherb: offset rows must hold a positive multiple of 8 offsets \(32-byte rows\), got 12",
+         "tile.gatherb", (tile([1, 256]), tile([4, 12], UINT32)), {}),
+        (OpTypeError, r"tile\.gatherb: output_dtype must be one of INT8, .*FP32, got 'BOOL'",
+         "tile.gatherb", (tile([1, 256]), tile([4, 8], UINT32)), {"output_dtype": BOOL}),
+        (OpTypeError, r"tile\.gatherb: operand 'src' must have rank 2, got rank 1",
+         "tile.gatherb", (tile([256]), tile([4, 8], UINT32)), {}),
+        (OpValueError, r"tile\.mgather: coalesce must be 'row', 'elem', 0 or 1, got 'col'",
+         "tile.mgather", (tensor([64, 32]), tile([1, 16], INT32)), {"coalesce": "col"}),
+        (OpValueError, r"tile\.mgather: gather_oob must be 'undefined', 'clamp', 'wrap', 'zero' or 0\.\.3, got 4",
+         "tile.mgather", (tensor([64, 32]), tile([1, 16], INT32)), {"gather_oob": 4}),
+        (OpTypeError, r"tile\.mgather: row mode takes idx of shape \[1, R\] or \[R, 1\], got \[4, 4\]",
+         "tile.mgather", (tensor([64, 32]), tile([4, 4], INT32)), {}),
+        (OpTypeError, r"tile\.mgather: row mode needs mem of rank >= 2 with a static row length, got \[64\]",
+         "tile.mgather", (tensor([64]), tile([1, 16], INT32)), {}),
+        (OpTypeError, r"tile\.mgather: operand 'idx' must be a DDR tensor for MemorySpace\.Mat output, got tile",
+         "tile.mgather", (tensor([64, 32]), tile([1, 16], INT32)), {"target_memory": MemorySpace.Mat}),
+        (OpTypeError, r"tile\.mgather: operand 'idx' must be a tile for MemorySpace\.Vec output, got tensor",
+         "tile.mgather", (tensor([64, 32]), tensor([1, 16], INT32)), {}),
+        (OpTypeError, r"tile\.mgather: Mat output \[24, 32\] must be static, with rows a multiple of 16 and columns a "
+                      r"multiple of 8 \(32 bytes of FP32\)",
+         "tile.mgather", (tensor([64, 32]), tensor([1, 24], INT32)), {"target_memory": MemorySpace.Mat}),
+        (OpTypeError, r"tile\.mgather: the Mat element gather needs a DDR scratch tensor \(scratch=\) of mem's dtype",
+         "tile.mgather", (tensor([1024]), tensor([32, 32], INT32)),
+         {"coalesce": "elem", "target_memory": MemorySpace.Mat}),
+        (OpTypeError, r"tile\.mgather: scratch \[512\] needs at least 1024 elements",
+         "tile.mgather", (tensor([1024]), tensor([32, 32], INT32)),
+         {"coalesce": "elem", "target_memory": MemorySpace.Mat, "scratch": tensor([512])}),
+        (OpTypeError, r"tile\.mgather: operand 'scratch' is taken only by the Mat element gather",
+         "tile.mgather", (tensor([64, 32]), tile([1, 16], INT32)), {"scratch": tensor([512])}),
+        (OpValueError, r"tile\.mgather: valid_shape must be two constants in \(0, 32\] and \(0, 32\], got \[40, 32\]",
+         "tile.mgather", (tensor([64, 32]), tensor([1, 32], INT32)),
+         {"target_memory": MemorySpace.Mat, "valid_shape": [40, 32]}),
+        (OpTypeError, r"tile\.mgather: valid_shape is taken only by Mat output",
+         "tile.mgather", (tensor([64, 32]), tile([1, 16], INT32)), {"valid_shape": [8, 32]}),
         (OpTypeError, r"tile\.sort32: operand 'src' \[8, 40\] needs a static column count that is a multiple of 32",
          "tile.sort32", (tile([8, 40]), tile([8, 40], INT32)), {}),
         (OpValueError, r"tensor\.mrgsort: block_len must be a positive multiple of 64 columns, got 48",

@@ -170,6 +170,10 @@ case("tensor.random", 1, 2, 3, 4, 5, 6, [4, 256], expect="Tensor[[4, 256], UINT3
 case("tile.random", 1, 2, 3, 4, 5, 6, [16, 128], valid_shape=[10, 80], dtype=INT32, rounds=7,
      expect="Tile[[16, 128], INT32, valid=[10, 80]]")
 case("tile.mscatter", tile([8, 32]), tile([8, 32], INT32), tensor([256]), expect="Tensor[[256], FP32]")
+case("tile.mgather", tensor([64, 32], FP16), tile([16, 1], INT32, valid=[9, 1]),
+     expect="Tile[[16, 32], FP16, valid=[9, 32]]")
+case("tile.gatherb", tile([1, 256]), tile([4, 8], UINT32, valid=[3, 5]), output_dtype=INT8,
+     expect="Tile[[4, 256], INT8, valid=[3, 160]]")
 CONTEXT = handle("PrefetchAsyncContext", "ctx")
 case("prefetch.make_context", expect="PrefetchAsyncContext")
 case("prefetch.async_prefetch", tensor([1, 128]), CONTEXT, expect="AsyncEvent")

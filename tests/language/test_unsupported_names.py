@@ -20,10 +20,6 @@ def test_ascend_only_names_are_unsupported_constructs(name):
     assert err.code == "PL400"
 
 
-def test_names_still_without_an_op_are_name_errors():
-    check("y = pl.gatherb(t, t)\nreturn a", pl.ParserNameError, "pl.gatherb has no registered op", "pl.gatherb(t, t)")
-
-
 def test_eager_call_of_an_ascend_only_name():
     with pytest.raises(pl.EagerCallError, match="pl.reserve_buffer only works inside a DSL function"):
         pl.reserve_buffer(name="buf", size=1024)

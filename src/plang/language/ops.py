@@ -13,8 +13,8 @@ from .dispatch import active_state, call_op, op_by_spelling, scalar_cast_call, u
 
 SPELLINGS: tuple[str, ...] = (
     "aic_initialize_pipe", "aiv_initialize_pipe", "create_l1", "create_tensor", "create_tile",
-    "expand_clone", "fillpad_expand", "gather_row", "gatherb", "import_peer_buffer", "matmul_mx",
-    "matmul_mx_acc", "matmul_mx_bias", "max", "mgather", "min", "paged_gather",
+    "expand_clone", "fillpad_expand", "gather_row", "import_peer_buffer", "matmul_mx",
+    "matmul_mx_acc", "matmul_mx_bias", "max", "min", "paged_gather",
     "part_add", "part_max", "part_min", "part_mul", "quant_mx", "reinterpret_view",
     "reserve_buffer", "set_validshape", "tmov_x2zz",
 )

@@ -35,18 +35,18 @@ def lower_reinterpret_view(lc: LowerContext, short: str, a: dict):
     kb = lc.kb
     nbytes = src.rows * src.cols * src.dtype.bits // 8
     raw = kb.alloc_scratch(ir.IntegerType.get_signless(8), nbytes)
-    packed_in = _typed_view(kb, raw, src.rows * src.cols, src.dtype)
-    packed_out = _typed_view(kb, raw, out.rows * out.cols, out.dtype)
-    _copy_rows(kb, src.rows, src.cols, src.buf, src.pitch, packed_in, src.cols)
-    _copy_rows(kb, out.rows, out.cols, packed_out, out.cols, out.buf, out.pitch)
+    packed_in = typed_view(kb, raw, src.rows * src.cols, src.dtype)
+    packed_out = typed_view(kb, raw, out.rows * out.cols, out.dtype)
+    copy_rows(kb, src.rows, src.cols, src.buf, src.pitch, packed_in, src.cols)
+    copy_rows(kb, out.rows, out.cols, packed_out, out.cols, out.buf, out.pitch)
     return out
 
 
-def _typed_view(kb, raw: ir.Value, count: int, dtype) -> ir.Value:
+def typed_view(kb, raw: ir.Value, count: int, dtype) -> ir.Value:
     return memref.view(ir.MemRefType.get([count], mlir_type(dtype)), raw, kb.idx(0), [])
 
 
-def _copy_rows(kb, rows: int, cols: int, src: ir.Value, src_pitch: int, dst: ir.Value,
+def copy_rows(kb, rows: int, cols: int, src: ir.Value, src_pitch: int, dst: ir.Value,
                dst_pitch: int) -> None:
     with kb.loop(0, rows) as lr:
         r = lr.induction_variable

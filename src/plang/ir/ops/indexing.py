@@ -1,30 +1,47 @@
 """Data-dependent indexing: `gather` (flat or along an axis) and `scatter` (index form),
-for both families, and `tile.mscatter` (a tile's elements stored to flat indices of a DDR
-tensor)."""
+for both families; `tile.mscatter` (a tile's elements stored to flat indices of a DDR
+tensor) and its inverse `tile.mgather` (rows or elements of a DDR tensor gathered into a
+tile); `tile.gatherb` (32-byte blocks of a tile gathered by byte offsets)."""
 
 from __future__ import annotations
 
 import math
 
-from ...dtypes import BF16, FP16, FP32, INT8, INT16, INT32
-from ..types import Type, dim_value
+from ...dtypes import BF16, FP16, FP32, INT8, INT16, INT32, UINT8, UINT16, UINT32, DataType
+from ..enums import MemorySpace
+from ..types import TensorType, TileType, Type, dim_value
 from .common import (
     P,
+    const_dim,
     family,
     fmt_shape,
+    index_values,
+    kind,
+    mode_name,
     normalize_axis,
     require_dim,
     require_dtype,
+    require_memory,
     require_rank,
     require_same_dtype,
     require_same_kind,
     require_same_shape,
     result_like,
+    valid_of,
 )
 from .registry import Bound, register
 
 GATHER_DTYPES = (FP16, FP32, INT16, INT32)
 SCATTER_DTYPES = (FP16, FP32, BF16, INT8, INT16, INT32)
+PAYLOAD_DTYPES = (INT8, UINT8, INT16, UINT16, INT32, UINT32, FP16, BF16, FP32)
+"""What `gatherb` and `mgather` move: 8-, 16- and 32-bit integers and floats."""
+BLOCK_BYTES = 32
+"""The unit `gatherb` moves: one 32-byte block per offset."""
+COALESCE = ("row", "elem")
+GATHER_OOB = ("undefined", "clamp", "wrap", "zero")
+"""`mgather`'s index policies, in the order of their integer codes. An index is unsigned; one
+past the end reads zeros under "undefined" (as under "zero": plang never reads outside the
+tensor), the last row / element under "clamp", and index mod extent under "wrap"."""
 
 
 def _gather(b: Bound) -> Type:
@@ -96,6 +113,92 @@ def _mscatter(b: Bound) -> Type:
     return out
 
 
+def _gatherb(b: Bound) -> Type:
+    src, offset = b.src.type, b.offset.type
+    require_dtype(b, "src", src.dtype, PAYLOAD_DTYPES)
+    out_dtype = src.dtype if b.output_dtype is None else b.output_dtype
+    if not isinstance(out_dtype, DataType) or out_dtype not in PAYLOAD_DTYPES:
+        raise b.fail(f"output_dtype must be one of {', '.join(d.name for d in PAYLOAD_DTYPES)}, "
+                     f"got {getattr(out_dtype, 'name', out_dtype)!r}")
+    require_dtype(b, "offset", offset.dtype, (UINT32,))
+    require_rank(b, "src", src, 2)
+    require_rank(b, "offset", offset, 2)
+    for name, t in (("src", src), ("offset", offset)):
+        if None in (dim_value(d) for d in t.shape):
+            raise b.fail(f"operand {name!r} needs a static shape, got {fmt_shape(t.shape)}")
+    cols = dim_value(offset.shape[1])
+    if cols <= 0 or cols % 8:
+        raise b.fail(f"offset rows must hold a positive multiple of 8 offsets (32-byte rows), got {cols}")
+    per_block = BLOCK_BYTES // out_dtype.itemsize
+    rows, valid_cols = valid_of(offset)
+    c = dim_value(valid_cols)
+    valid = [rows, const_dim(c * per_block) if c is not None else valid_cols * per_block]
+    return TileType([offset.shape[0], const_dim(cols * per_block)], out_dtype, None, valid)
+
+
+def _mgather(b: Bound) -> Type:
+    mem, idx = b.mem.type, b.idx.type
+    require_dtype(b, "mem", mem.dtype, PAYLOAD_DTYPES)
+    require_dtype(b, "idx", idx.dtype, (INT32,))
+    require_rank(b, "idx", idx, 2)
+    coalesce = mode_name(b.coalesce, COALESCE)
+    if coalesce is None:
+        raise b.bad_value(f"coalesce must be 'row', 'elem', 0 or 1, got {b.coalesce!r}")
+    if mode_name(b.gather_oob, GATHER_OOB) is None:
+        raise b.bad_value(f"gather_oob must be 'undefined', 'clamp', 'wrap', 'zero' or 0..3, "
+                          f"got {b.gather_oob!r}")
+    target = require_memory(b, "target_memory", (MemorySpace.Vec, MemorySpace.Mat)) or MemorySpace.Vec
+    mat = target is MemorySpace.Mat
+    if not isinstance(idx, TensorType if mat else TileType):
+        raise b.fail(f"operand 'idx' must be a {'DDR tensor' if mat else 'tile'} for "
+                     f"MemorySpace.{target.name} output, got {kind(idx)}")
+    if b.scratch is not None and not (mat and coalesce == "elem"):
+        raise b.fail("operand 'scratch' is taken only by the Mat element gather")
+    if b.valid_shape is not None and not mat:
+        raise b.fail("valid_shape is taken only by Mat output (a Vec result is valid where idx is)")
+    if coalesce == "row":
+        if mem.rank < 2 or dim_value(mem.shape[-1]) is None:
+            raise b.fail(f"row mode needs mem of rank >= 2 with a static row length, "
+                         f"got {fmt_shape(mem.shape)}")
+        r, c = (dim_value(d) for d in idx.shape)
+        if (1 not in (r, c)) or (mat and r != 1):
+            raise b.fail(f"row mode takes idx of shape [1, R]{'' if mat else ' or [R, 1]'}, "
+                         f"got {fmt_shape(idx.shape)}")
+        along = 1 if r == 1 else 0
+        shape = [idx.shape[along], mem.shape[-1]]
+        valid = [valid_of(idx)[along], mem.shape[-1]]
+    else:
+        shape, valid = list(idx.shape), list(valid_of(idx))
+    if not mat:
+        return TileType(shape, mem.dtype, None, valid)
+    return TileType(shape, mem.dtype, MemorySpace.Mat, _mat_valid(b, mem.dtype, shape, coalesce))
+
+
+def _mat_valid(b: Bound, dtype: DataType, shape: list, coalesce: str) -> list | None:
+    """The Mat form's checks (whole 16-row, 32-byte blocks; the element form's scratch) and
+    its valid region."""
+    rows, cols = (dim_value(d) for d in shape)
+    if rows is None or cols is None or rows % 16 or cols % (BLOCK_BYTES // dtype.itemsize):
+        raise b.fail(f"Mat output {fmt_shape(shape)} must be static, with rows a multiple of 16 and "
+                     f"columns a multiple of {BLOCK_BYTES // dtype.itemsize} (32 bytes of {dtype.name})")
+    if coalesce == "elem":
+        if b.scratch is None:
+            raise b.fail("the Mat element gather needs a DDR scratch tensor (scratch=) of mem's dtype")
+        scratch = b.scratch.type
+        require_same_dtype(b, "scratch", scratch, "mem", b.mem.type)
+        n = math.prod(dim_value(d) or 0 for d in scratch.shape)
+        if n < rows * cols:
+            raise b.fail(f"scratch {fmt_shape(scratch.shape)} needs at least {rows * cols} elements")
+    valid = index_values(b, "valid_shape")
+    if not valid:
+        return None
+    sizes = [dim_value(v) for v in valid]
+    if len(valid) != 2 or None in sizes or not all(0 < v <= n for v, n in zip(sizes, (rows, cols))):
+        raise b.bad_value(f"valid_shape must be two constants in (0, {rows}] and (0, {cols}], "
+                          f"got {fmt_shape(valid)}")
+    return list(valid)
+
+
 def _register_all() -> None:
     X = "X"
     family("gather", [P("input", X), P("index", X), P("dim", "attr", None)], _gather, unit="vector",
@@ -116,6 +219,22 @@ def _register_all() -> None:
              doc="Store each valid element of a tile to a flat (row-major) index of a DDR tensor: "
                  "`output_tensor.reshape(-1)[idx[i, j]] = src[i, j]`; an out-of-range index writes "
                  "nothing; returns the updated tensor.")
+    register("tile.mgather", [P("mem", "tensor"), P("idx", "shaped"), P("coalesce", "attr", "row"),
+                              P("gather_oob", "attr", "undefined"), P("target_memory", "attr", None),
+                              P("scratch", "tensor", None), P("valid_shape", "index_list", None)],
+             _mgather, unit="memory", reads=("mem", "idx"),
+             doc="Gather from a DDR tensor into a fresh tile: coalesce='row' takes row idx[k] of mem "
+                 "(mem's leading dims folded into rows; idx [1, R] or [R, 1]) as row k, coalesce='elem' "
+                 "element `mem.reshape(-1)[idx[i, j]]` as element (i, j). Indices are unsigned; "
+                 "gather_oob says what one past the end reads: 'undefined' and 'zero' zeros, 'clamp' "
+                 "the last, 'wrap' index mod extent. target_memory=MemorySpace.Mat takes idx as a DDR "
+                 "tensor and an optional static valid_shape (the element form also a scratch tensor "
+                 "of mem's dtype, which the CPU leaves untouched).")
+    register("tile.gatherb", [P("src", "tile"), P("offset", "tile"), P("output_dtype", "attr", None)],
+             _gatherb, unit="vector",
+             doc="Gather 32-byte blocks of src by UINT32 byte offsets: block (r, j) of the result is "
+                 "bytes [offset[r, j], offset[r, j] + 32) of src laid out row-major with each row padded "
+                 "to 32 bytes, read as output_dtype (default src's dtype); bytes outside src read 0.")
 
 
 _register_all()

@@ -33,7 +33,7 @@ CASES = {
          (A, A), {}),
         (OpValueError, r"tile\.cmp: cmp_type must be 0\.\.5", "tile.cmp", (A, A), {"cmp_type": 9}),
         (OpTypeError, r"tile\.sel: mask Tile\[\[8, 8\], BOOL\] must be shaped like 'lhs' Tile\[\[64, 128\], FP32\] or "
-                      r"be its packed UINT8 predicate",
+                      r"be its packed predicate \(same rows, at least ceil\(128 / 8\) bytes a row of 8-, 16- or 32-bit integers\)",
          "tile.sel", (tile([8, 8], BOOL), A, A, tile([1, 16])), {}),
         (OpTypeError, r"tile\.expands: operand 'scalar' must be a numeric scalar, got Scalar\[TASK_ID\]",
          "tile.expands", (tile([4, 4], INT32), scalar(TASK_ID)), {}),

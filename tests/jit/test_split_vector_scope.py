@@ -45,3 +45,21 @@ def test_the_split_kernel_runs_as_a_group_of_lanes():
     a = torch.randn(64, 128)
     text = up_down.lower(a, torch.empty_like(a)).as_python()
     assert "@pl.function(type=pl.FunctionType.Group)" in text and "up_down_incore_0_aiv" in text
+
+
+@pl.jit
+def up_down_rows(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        t = pl.load(a, [0, 0], [a.shape[0], 64])
+        c = pl.store(pl.add(pl.exp(t), 1.0), [0, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("rows", [1, 17])
+def test_up_down_of_an_odd_row_count(rows):
+    # each lane takes ceil(rows / 2) rows, lane 1 one short (none of a single row), as the
+    # reference halves an odd split axis; every row is written once
+    a = torch.randn(rows, 64)
+    c = torch.full((rows, 64), float("nan"))
+    up_down_rows(a, c)
+    torch.testing.assert_close(c, a.exp() + 1)

@@ -65,7 +65,15 @@ def recip(x: torch.Tensor) -> torch.Tensor:
 
 
 def lrelu(x: torch.Tensor, slope: float) -> torch.Tensor:
-    return torch.maximum(x, x * slope).to(x.dtype)
+    return torch.where(x > 0, x, x * slope).to(x.dtype)
+
+
+def fill_value(v: Any, dtype: torch.dtype) -> torch.Tensor:
+    """Scalar `v` as a 0-d tensor of `dtype`; a number converts to an integer dtype as C does
+    (toward zero, then wrapping to the dtype's width: -3.0 as UINT32 is 2**32 - 3)."""
+    if dtype.is_floating_point or dtype is torch.bool:
+        return torch.tensor(v, dtype=dtype)
+    return _wrap(torch.tensor(int(v), dtype=torch.int64), dtype)
 
 
 # -- casts ------------------------------------------------------------------------------------

@@ -8,8 +8,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..ir.ops.predicate import BITS
-from ..ir.types import shapes_equal
+from ..ir.ops.predicate import BITS, is_packed
 
 Emitter = Callable[[Any], str]  # torch_ref_ops.OpArgs -> Python source
 
@@ -25,9 +24,10 @@ def pack_mask(flags: torch.Tensor, width: int) -> torch.Tensor:
 
 
 def unpack_mask(mask: torch.Tensor, cols: int) -> torch.Tensor:
-    """The [..., cols] BOOL flags of packed `mask`."""
-    c = torch.arange(cols)
-    return ((mask.to(torch.int64)[..., c // BITS] >> (c % BITS)) & 1).bool()
+    """The [..., cols] BOOL flags of packed `mask` (bit c % w of element c // w, w the
+    carrier's width in bits)."""
+    c, width = torch.arange(cols), mask.element_size() * BITS
+    return ((mask.to(torch.int64)[..., c // width] >> (c % width)) & 1).bool()
 
 
 def _cmp(a) -> str:
@@ -37,7 +37,7 @@ def _cmp(a) -> str:
 
 def _flags(a, values: str) -> str:
     mask, ref = a.values["mask"].type, a.values[values].type
-    if shapes_equal(mask.shape, ref.shape):
+    if not is_packed(mask, ref):
         return f"({a['mask']} != 0)"
     return f"rt.unpack_mask({a['mask']}, {a.render(ref.shape[-1])})"
 
@@ -46,4 +46,4 @@ def register(table: dict[str, Emitter]) -> None:
     table["tile.cmp"] = table["tile.cmps"] = _cmp
     table["tile.sel"] = lambda a: f"torch.where({_flags(a, 'lhs')}, {a['lhs']}, {a['rhs']})"
     table["tile.sels"] = lambda a: (f"torch.where({_flags(a, 'src')}, {a['src']}, "
-                                    f"torch.tensor({a['scalar']}, dtype={a.dtype}))")
+                                    f"rt.fill_value({a['scalar']}, {a.dtype}))")

@@ -245,6 +245,12 @@ def candidates(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> list[s
     return out
 
 
+def scalar_rhs(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether a binary op's second operand (positional or `rhs=`) is a scalar, not a shaped value."""
+    rhs = args[1] if len(args) >= 2 else kwargs.get("rhs")
+    return rhs is not None and namespace_of(rhs) is None and _is_scalar_like(rhs)
+
+
 def _is_scalar_like(v: Any) -> bool:
     return isinstance(v, (int, float, Scalar)) or (isinstance(v, E.Expr) and isinstance(v.type, ScalarType))
 

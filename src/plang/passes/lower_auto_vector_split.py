@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..dtypes import INDEX
 from ..ir.enums import FunctionType, MemorySpace, SplitMode
-from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Var
+from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Sub, Var
 from ..ir.function import Function, Program
 from ..ir.node import freeze_attrs
 from ..ir.ops import make_call
@@ -113,11 +113,41 @@ class _Splitter(Retyper):
 
     # -- halving -----------------------------------------------------------------------
     def half(self, extent: Expr, span) -> Expr:
+        """Each lane's box on the split axis: half a static extent, rounded up (an odd extent
+        leaves lane 1 one short, as the reference's ceil halving)."""
         n = dim_value(extent)
-        if n is None or n % 2:
-            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r} needs an even static extent on "
+        if n is None:
+            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r} needs a static extent on "
                             f"axis {self.axis}, got {extent!r}", span)
-        return ConstInt(n // 2)
+        return ConstInt(-(-n // 2))
+
+    def lane_valid(self, call: Call, half: Expr, span) -> Expr | None:
+        """A load's valid_shape for this lane where an odd extent leaves lane 1 short
+        (extent - lane * half; 0 rows of a one-row tile), else its own (None: whole)."""
+        n = dim_value(call.args[2].elements[self.axis])
+        valid = call.kwargs.get("valid_shape")
+        if n == 2 * dim_value(half):
+            return valid
+        if valid is not None and dim_value(valid.elements[self.axis]) != n:
+            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: a load of odd extent {n} on "
+                            f"axis {self.axis} with a narrower valid_shape cannot be halved", span)
+        elems = list(valid.elements) if valid is not None else list(call.args[2].elements)
+        elems[self.axis] = Sub(ConstInt(n), Mul(self.lane, half))
+        return MakeTuple(elems)
+
+    def lane_window(self, store: Call, tile: Expr, span) -> Expr | None:
+        """A store's `shapes` for this lane where an odd extent leaves lane 1 short (the
+        tile's box with extent - lane * half on the split axis), else its own."""
+        n, half = dim_value(store.args[0].type.shape[self.axis]), dim_value(tile.type.shape[self.axis])
+        shapes = store.kwargs.get("shapes")
+        if n is None or half is None or n == 2 * half:
+            return shapes
+        if shapes is not None or tile.type.rank != store.args[2].type.rank:
+            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: a store of odd extent {n} on "
+                            f"axis {self.axis} needs a tile of the tensor's rank and no shapes=", span)
+        window = list(tile.type.shape)
+        window[self.axis] = Sub(ConstInt(n), Mul(self.lane, ConstInt(half)))
+        return MakeTuple(window)
 
     def lane_offset(self, offsets: Expr, half: Expr) -> MakeTuple:
         elems = list(offsets.elements)
@@ -143,7 +173,8 @@ class _Splitter(Retyper):
             shapes = list(call.args[2].elements)
             shapes[self.axis] = self.half(shapes[self.axis], s.span)
             value = rebuild_call(call, tensor=self.expr(call.args[0]), shapes=MakeTuple(shapes),
-                                 offsets=self.lane_offset(self.expr(call.args[1]), shapes[self.axis]))
+                                 offsets=self.lane_offset(self.expr(call.args[1]), shapes[self.axis]),
+                                 valid_shape=self.lane_valid(call, shapes[self.axis], s.span))
         elif name in ("tile.create", "tile.full"):
             shape = list(call.args[0].elements)
             shape[self.axis] = self.half(shape[self.axis], s.span)
@@ -151,7 +182,8 @@ class _Splitter(Retyper):
         elif name == "tile.store":
             tile = self.expr(call.args[0])
             offsets = self.lane_offset(self.expr(call.args[1]), tile.type.shape[self.axis])
-            value = rebuild_call(call, tile=tile, output_tensor=self.expr(call.args[2]), offsets=offsets)
+            value = rebuild_call(call, tile=tile, output_tensor=self.expr(call.args[2]), offsets=offsets,
+                                 shapes=self.lane_window(call, tile, s.span))
         else:
             return super().stmt_Assign(s)
         var = self.retarget(s.var, value.type)

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ...dtypes import BOOL, DataType
 from ...ir.ops import ops_where
-from ...ir.types import shapes_equal
+from ...ir.ops.predicate import is_packed
 from . import vector_math, vector_trig
 from .builder import compute_dtype
 from .context import LowerContext, unsupported
@@ -134,9 +134,10 @@ def lower_lrelu(lc: LowerContext, short: str, a: dict) -> object:
     x = lc.operand(a["tile"])
     if not _is_float(x.dtype):
         raise unsupported(lc.where("tile.lrelu"), x.dtype)
-    s = lc.scalar(a["slope"], x.dtype)
-    return lc.elementwise([full(x), scalar(s, x.dtype)],
-                          lambda v: arith.maximumf(v[0], arith.mulf(v[0], v[1])))
+    s, d = lc.scalar(a["slope"], x.dtype), x.dtype
+    return lc.elementwise([full(x), scalar(s, d)],
+                          lambda v: arith.select(compare(v[0], splat(v[0].type, 0.0), d, "gt"), v[0],
+                                                 arith.mulf(v[0], v[1])))
 
 
 def lower_cmp(lc: LowerContext, short: str, a: dict) -> object:
@@ -165,7 +166,7 @@ def lower_sel(lc: LowerContext, short: str, a: dict) -> object:
         src = full(lc.operand(a["src"]))
         other = scalar(lc.scalar(a["scalar"], dtype, storage=True), dtype)
     values = a["lhs" if short == "sel" else "src"].type
-    if not shapes_equal(a["mask"].type.shape, values.shape):  # a packed predicate (tile.cmp)
+    if is_packed(a["mask"].type, values):  # a packed predicate (tile.cmp's, or loaded)
         mask, cols = lc.tile(a["mask"]), lc.dims(values, "")[1]
 
         def chunk_of(width: int):

@@ -37,15 +37,19 @@ def pack(lc: LowerContext, bools: LazyTile) -> TileBuf:
 
 
 def unpack(lc: LowerContext, mask: TileBuf, cols: int, width: int, r: ir.Value, c: ir.Value) -> ir.Value:
-    """The i1 lanes [c, c + width) of row r of packed `mask` (lanes past `cols` false)."""
+    """The i1 lanes [c, c + width) of row r of packed `mask` (lanes past `cols` false): bit
+    c % w of the mask's element c // w, w its width (8 for UINT8, ...)."""
     kb = lc.kb
-    i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
+    bits = mask.dtype.bits
+    i32 = ir.IntegerType.get_signless(32)
     lanes = lane_indices(width, c, i32)
     inside = arith.cmpi(arith.CmpIPredicate.slt, lanes, splat(lanes.type, cols))
     row = vector.broadcast(lanes.type, arith.index_cast(i32, arith.muli(r, kb.idx(mask.pitch))))
-    offsets = arith.addi(row, arith.shrui(lanes, splat(lanes.type, 3)))
-    bytes_ = vector.gather(vtype(width, mask.dtype), mask.buf, [kb.idx(0)], offsets, inside,
-                           splat(vtype(width, mask.dtype), 0))
-    shift = arith.trunci(ir.VectorType.get([width], i8), arith.andi(lanes, splat(lanes.type, 7)))
-    bit = arith.andi(arith.shrui(bytes_, shift), splat(bytes_.type, 1))
-    return arith.cmpi(arith.CmpIPredicate.ne, bit, splat(bytes_.type, 0))
+    offsets = arith.addi(row, arith.shrui(lanes, splat(lanes.type, bits.bit_length() - 1)))
+    words = vector.gather(vtype(width, mask.dtype), mask.buf, [kb.idx(0)], offsets, inside,
+                          splat(vtype(width, mask.dtype), 0))
+    shift = arith.andi(lanes, splat(lanes.type, bits - 1))
+    if bits < 32:
+        shift = arith.trunci(ir.VectorType.get([width], ir.IntegerType.get_signless(bits)), shift)
+    bit = arith.andi(arith.shrui(words, shift), splat(words.type, 1))
+    return arith.cmpi(arith.CmpIPredicate.ne, bit, splat(words.type, 0))

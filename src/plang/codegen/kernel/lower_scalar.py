@@ -42,7 +42,11 @@ def convert(v: ir.Value, src: DataType, dst: DataType) -> ir.Value:
     if src.is_float:
         if dst is INDEX:
             return arith.index_cast(t, arith.fptosi(ir.IntegerType.get_signless(64), v))
-        return arith.fptosi(t, v) if dst.signed else arith.fptoui(t, v)
+        if dst.signed or dst.bits >= 64:
+            return arith.fptosi(t, v) if dst.signed else arith.fptoui(t, v)
+        # narrower unsigned: through int64, wrapping as C and torch do (-3.0 -> 2**32 - 3), where
+        # fptoui of a negative value is undefined
+        return arith.trunci(t, arith.fptosi(ir.IntegerType.get_signless(64), v))
     if dst.is_float:
         if src is INDEX:
             v = arith.index_cast(ir.IntegerType.get_signless(64), v)

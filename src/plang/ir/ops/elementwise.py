@@ -7,7 +7,7 @@ from functools import partial
 from typing import Sequence
 
 from ...dtypes import BOOL, DataType
-from ..types import ScalarType, TileType, Type, shapes_equal
+from ..types import ScalarType, TileType, Type
 from .common import (
     CAST_MODES,
     CASTABLE,
@@ -22,6 +22,7 @@ from .common import (
     mode_name,
     require_dtype,
     require_dtype_attr,
+    require_rank,
     require_same_dtype,
     require_same_kind,
     require_same_shape,
@@ -31,7 +32,7 @@ from .common import (
 from .common import (
     family as _family,
 )
-from .predicate import check_packed, packed
+from .predicate import check_packed, is_packed, packed
 from .registry import Bound, Pattern
 from .registry import register as _register
 
@@ -125,7 +126,7 @@ def _cast(b: Bound) -> Type:
 def _mask(b: Bound, values: str) -> None:
     mask, ref = b.mask.type, b[values].type
     require_dtype(b, "mask", mask.dtype, INTS_AND_BOOL)
-    if not shapes_equal(mask.shape, ref.shape):
+    if is_packed(mask, ref):
         check_packed(b, mask, ref, values)
 
 
@@ -136,7 +137,7 @@ def _sel(b: Bound) -> Type:
 
 def _sels(b: Bound) -> Type:
     _mask(b, "src")
-    return with_scalar(CASTABLE, scalar="scalar", shaped="src")(b)
+    return with_scalar(CASTABLE, scalar="scalar", shaped="src", converts=True)(b)
 
 
 def _expands(b: Bound) -> Type:
@@ -166,9 +167,9 @@ def _carry(scalar: bool):
 def _prelu(b: Bound) -> Type:
     t, slope = b.tile.type, b.slope.type
     require_dtype(b, "tile", t.dtype, FLOATS)
-    for name, other in (("slope", slope), ("tmp", b.tmp.type)):
-        require_same_dtype(b, name, other, "tile", t)
+    require_same_dtype(b, "slope", slope, "tile", t)
     require_same_shape(b, "slope", slope, "tile", t)
+    require_rank(b, "tmp", b.tmp.type, 2)  # any dtype: a scratch the CPU does not need
     return result_like(t)
 
 
@@ -223,7 +224,7 @@ def _register_all() -> None:
              doc="Elementwise ReLU, max(0, x).")
     register("tile.lrelu", [P("tile", "tile"), P("slope", "scalar")],
              with_scalar(FLOATS, scalar="slope", shaped="tile"), unit="vector",
-             doc="Elementwise leaky ReLU, max(x, slope * x).")
+             doc="Elementwise leaky ReLU: x where x > 0, else slope * x.")
 
     register("tile.rem", [P("lhs", "tile"), P("rhs", "tile"), P("tmp", "tile"), hp], binary(NUMERIC),
              unit="vector", doc="Elementwise remainder lhs % rhs taking the sign of rhs (Python's `%`, "

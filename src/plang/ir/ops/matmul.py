@@ -122,7 +122,15 @@ def _matmul(b: Bound) -> Type:
             raise b.fail(f"out_dtype {getattr(out, 'name', out)} is not available for {lhs.dtype.name} "
                          f"operands; expected one of {', '.join(d.name for d in allowed)}")
     dtype = out or acc
-    return TileType(shape, dtype) if tile else TensorType(shape, dtype)
+    return TileType(shape, dtype, None, _product_valid(lhs, rhs)) if tile else TensorType(shape, dtype)
+
+
+def _product_valid(lhs: TileType, rhs: TileType) -> list[Expr] | None:
+    """The valid region of a tile product: lhs's valid rows by rhs's valid columns (None when
+    both operands are valid everywhere), as in the reference."""
+    if lhs.valid_shape is None and rhs.valid_shape is None:
+        return None
+    return [lhs.effective_valid_shape[0], rhs.effective_valid_shape[1]]
 
 
 def _batch_matmul(b: Bound) -> Type:
@@ -168,11 +176,15 @@ def _matmul_bias(b: Bound) -> Type:
     require_rank(b, "rhs", rhs, 2)
     m, n = matmul_shape(b, lhs, rhs)
     _check_acc(b, "bias", bias, (_one(), n), acc)
-    return TileType((m, n), acc)
+    return TileType((m, n), acc, None, _product_valid(lhs, rhs))
 
 
 def _one() -> Expr:
     return const_dim(1)
+
+
+ACC_PHASE_NAMES = tuple(p.name.lower() for p in AccPhase)
+"""The reference's spelling of an accumulation phase (`acc_phase="partial"`)."""
 
 
 def _gemv_shape(b: Bound) -> tuple[tuple[Expr, Expr], DataType]:
@@ -183,14 +195,15 @@ def _gemv_shape(b: Bound) -> tuple[tuple[Expr, Expr], DataType]:
     if dim_value(lhs.shape[0]) != 1:
         raise b.fail(f"operand 'lhs' must be a row vector [1, K], got shape {fmt_shape(lhs.shape)}")
     _, n = matmul_shape(b, lhs, rhs)
-    if not isinstance(b.acc_phase, AccPhase):
-        raise b.bad_value(f"acc_phase must be a pl.AccPhase, got {b.acc_phase!r}")
+    if not isinstance(b.acc_phase, AccPhase) and b.acc_phase not in ACC_PHASE_NAMES:
+        names = ", ".join(map(repr, ACC_PHASE_NAMES))
+        raise b.bad_value(f"acc_phase must be a pl.AccPhase or one of {names}, got {b.acc_phase!r}")
     return (_one(), n), acc
 
 
 def _gemv(b: Bound) -> Type:
     shape, acc = _gemv_shape(b)
-    return TileType(shape, acc)
+    return TileType(shape, acc, None, _product_valid(b.lhs.type, b.rhs.type))
 
 
 def _gemv_acc(b: Bound) -> Type:
@@ -203,7 +216,7 @@ def _gemv_acc(b: Bound) -> Type:
 def _gemv_bias(b: Bound) -> Type:
     shape, acc = _gemv_shape(b)
     _check_acc(b, "bias", b.bias.type, shape, acc)
-    return TileType(shape, acc)
+    return TileType(shape, acc, None, _product_valid(b.lhs.type, b.rhs.type))
 
 
 def _register_all() -> None:

@@ -148,3 +148,48 @@ def test_a_float_select_scalar_converts_to_an_unsigned_dtype_by_wrapping():
     expected = torch.full((2, 16), -3, dtype=torch.int32)  # the bits of 2**32 - 3
     expected[:, 1::2] = src[:, 1::2]
     assert torch.equal(got, expected)
+
+
+def overhanging_slice(valid_rows: int):
+    @pl.jit
+    def rows_exp(a: pl.Tensor[[13, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            rows = pl.slice(a, [16, 64], [0, 0], valid_shape=[valid_rows, 64])
+            out[:] = pl.exp(rows)
+        return out
+    return rows_exp
+
+
+def test_a_slice_box_may_overhang_where_its_valid_region_does_not():
+    # a [16, 64] box over 13 rows: only the 13 valid rows are read, computed and stored
+    a = torch.randn(13, 64)
+    out = torch.full((16, 64), 7.0)
+    overhanging_slice(13)(a, out)
+    torch.testing.assert_close(out[:13], a.exp())
+    assert torch.equal(out[13:], torch.full((3, 64), 7.0))
+    with pytest.raises(pl.ParserTypeError, match=r"slice window \[0, 14\) on axis 0 exceeds input extent 13"):
+        overhanging_slice(14)(a, out)
+
+
+B, S = pl.dynamic("B"), pl.dynamic("S")
+
+
+@pl.jit
+def chunked_cast(x: pl.Tensor[[B, S, 64], pl.BF16], out: pl.Out[pl.Tensor[[B, S, 64], pl.FP32]]):
+    for b in pl.parallel(0, pl.tensor.dim(x, 0)):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):
+            # the chunk loop carries `out` as `o` and stores into it; the loop's result is never
+            # named again, yet `out` is what it wrote
+            for c, (o,) in pl.range(0, pl.tensor.dim(x, 1), 16, init_values=(out,)):
+                rows = pl.min(16, pl.tensor.dim(x, 1) - c)
+                t = pl.load(x, [b, c, 0], [1, 16, 64], valid_shape=[1, rows, 64])
+                o = pl.store(pl.cast(t, target_type=pl.FP32), [b, c, 0], o)
+                written = pl.yield_(o)  # noqa: F841
+    return out
+
+
+def test_a_loop_storing_into_its_carried_tensor_writes_that_tensor():
+    x = torch.randn(3, 37, 64).bfloat16()
+    out = torch.zeros(3, 37, 64)
+    chunked_cast(x, out)
+    assert torch.equal(out, x.float())

@@ -5,9 +5,12 @@
 is the written value after the write, so the statement becomes `c = pl.store(t, [0, 0], c)`:
 ConvertToSSA then threads the new version through loops and branches, and an outlined scope
 returns it and the caller is rebound to the call's result, so a later `return c` reads the
-written tensor. Only ops (whose registry facts name one written operand, a Var of the
-result's type) are rebound; a call of a program function with an Out / InOut argument is
-not (InOutUseValid asks for its result to be used instead).
+written tensor. Likewise a loop whose iter arg starts as tensor `c` and is only written in
+place (`for i, (o,) in pl.range(..., init_values=(c,))` with `o = pl.store(t, ..., o)`) ends
+with `c` bound to its result: the loop wrote `c`'s buffer. Only ops (whose registry facts
+name one written operand, a Var of the result's type) are rebound; a call of a program
+function with an Out / InOut argument is not (InOutUseValid asks for its result to be used
+instead).
 
 A window `w = tile.slice(t, shape, offset)` shares `t`'s buffer, so an accumulating op
 (`matmul_acc`, whose result reuses its accumulator's buffer) on `w` updates `t` too: after
@@ -22,8 +25,8 @@ from ..ir.equality import structural_equal
 from ..ir.expr import Call, Expr, Var
 from ..ir.function import Function, Program
 from ..ir.ops.registry import Op, make_call
-from ..ir.stmt import Assign, Eval, For, If, Stmt, While, flatten, seq
-from ..ir.types import TileType
+from ..ir.stmt import Assign, Eval, For, If, Stmt, While, Yield, flatten, seq
+from ..ir.types import TensorType, TileType
 from ..ir.visitor import IRMutator
 from .analysis.memory_effects import call_effects, op_operands
 from .analysis.var_uses import child_stmts, expr_vars, stmt_defs, walk_stmts
@@ -48,6 +51,32 @@ class _Rebinder(IRMutator):
     def visit_Eval(self, s: Eval) -> Stmt:
         target = written_var(s.expr)
         return s if target is None else Assign(target, s.expr, s.span)
+
+    def visit_For(self, s: For) -> Stmt:
+        new = self.generic_mutate(s)
+        pairs = enumerate(zip(new.iter_args, new.return_vars))
+        carried = [Assign(arg.init, ret, s.span) for slot, (arg, ret) in pairs
+                   if type(arg.init) is Var and isinstance(arg.init.type, TensorType)  # not an outer iter arg
+                   and _written_in_place(new.body, slot, arg)]
+        return seq([new, *carried], s.span) if carried else new
+
+
+def _written_in_place(body: Stmt, slot: int, arg: Var) -> bool:
+    """Whether a loop yields, in `slot`, its iter arg `arg` as written in place (a chain of
+    write ops from `arg`): then its result is the tensor it started from, so the loop
+    rebinds that (`for ..., (o,) in pl.range(..., init_values=(out,))` storing into `o`
+    leaves `out` written, as the reference's tensors are)."""
+    last = flatten(body)[-1] if flatten(body) else None
+    if not isinstance(last, Yield) or slot >= len(last.values):
+        return False
+    defs = {st.var: st.value for st in flatten(body) if isinstance(st, Assign)}
+    v, seen = last.values[slot], set()
+    while v is not arg:
+        if not isinstance(v, Var) or v in seen or written_var(defs.get(v)) is None:
+            return False
+        seen.add(v)
+        v = written_var(defs[v])
+    return True
 
 
 def _op_call(s: Stmt, name: str | None = None) -> Call | None:
@@ -151,7 +180,8 @@ class RebindWrittenOperands(FunctionPass):
     invalidated = frozenset({"SSAForm"})
 
     def run_on_function(self, fn: Function, program: Program) -> Function:
-        if any(isinstance(s, Eval) and written_var(s.expr) for s in walk_stmts(fn.body)):
+        stmts = walk_stmts(fn.body)
+        if any(isinstance(s, For) or (isinstance(s, Eval) and written_var(s.expr)) for s in stmts):
             fn = fn.replace(body=_Rebinder().visit_stmt(fn.body))
         if not any(_window_of(s) for s in walk_stmts(fn.body)):
             return fn

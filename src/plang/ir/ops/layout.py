@@ -122,10 +122,11 @@ def _slice(b: Bound) -> Type:
     tile = isinstance(t, TileType)
     if b.clamp and tile:
         raise b.fail("clamp is tensor-only: an on-chip tile window cannot overhang its source")
-    if not b.clamp:
-        check_window(b, "slice window", offset, shape, t.shape, "input")
+    given = index_values(b, "valid_shape")
+    if not b.clamp:  # a box may overhang the input where its valid region does not, as a load's
+        check_window(b, "slice window", offset, given or shape, t.shape, "input")
     pad_mode(b)
-    valid = list(index_values(b, "valid_shape") or shape)
+    valid = list(given or shape)
     if len(valid) != t.rank:
         raise b.fail(f"'valid_shape' has {len(valid)} entries but input rank is {t.rank}")
     source = valid_of(t) if tile else t.shape

@@ -24,7 +24,7 @@ from ..ir import expr as E
 from ..ir.enums import SplitMode
 from ..ir.ops import REGISTRY, OpTypeError, OpValueError, make_call
 from ..ir.span import NO_SPAN, Span
-from ..ir.types import ScalarType, TensorType, TileType
+from ..ir.types import ScalarType, TensorType, TileType, describe_value
 from . import values as _values
 from .extents import constant_extent
 from .indexing_forms import indexing_form
@@ -235,14 +235,19 @@ def candidates(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> list[s
         state = _ACTIVE.get()
         order = ["tile", "tensor"] if (state is not None and state.in_core_function) else ["tensor", "tile"]
     shorts = [name] if not name.endswith("_") else [name, name.rstrip("_")]
-    second_is_scalar = len(args) >= 2 and namespace_of(args[1]) is None and _is_scalar_like(args[1])
+    second_is_scalar = scalar_rhs(args, kwargs)
     out: list[str] = []
     for ns in order:
         for short in shorts:
             if second_is_scalar:
-                out.append(f"{ns}.{short.rstrip('_')}s")
+                out.append(scalar_form(ns, short))
             out.append(f"{ns}.{short}")
     return out
+
+
+def scalar_form(namespace: str, short: str) -> str:
+    """The registry name of an op's scalar-rhs form (`tile.add` -> `tile.adds`, `and_` -> `ands`)."""
+    return f"{namespace}.{short.rstrip('_')}s"
 
 
 def scalar_rhs(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
@@ -324,14 +329,14 @@ def _scalar_operand(v: Any, other: Any) -> E.Expr:
     if isinstance(v, DSLValue):
         e = v.unwrap()
         if not isinstance(e.type, ScalarType):
-            raise ParserTypeError(f"expected a scalar operand, got {_describe(v)}")
+            raise ParserTypeError(f"expected a scalar operand, got {describe_value(v)}")
         return e
     other_dtype = (
         other.type.dtype if isinstance(other, DSLValue) and isinstance(other.type, ScalarType) else None
     )
     e = literal(v, other_dtype)
     if e is None:
-        raise ParserTypeError(f"cannot use {_describe(v)} in a scalar expression")
+        raise ParserTypeError(f"cannot use {describe_value(v)} in a scalar expression")
     return e
 
 
@@ -367,7 +372,7 @@ def _fold(name: str, *operands: Any) -> Any:
     except (ArithmeticError, TypeError) as e:
         if raised_by_plang(e):
             raise
-        raise ParserTypeError(f"cannot evaluate {name} of {' and '.join(map(_describe, operands))} at "
+        raise ParserTypeError(f"cannot evaluate {name} of {' and '.join(map(describe_value, operands))} at "
                               f"parse time: {e}") from None
 
 
@@ -434,7 +439,8 @@ def _power(base: Any, exponent: Any) -> Any:
         or not (float(exponent).is_integer() or abs(exponent) == 0.5)
     ):
         raise ParserTypeError(
-            f"`**` on a tile / tensor needs a constant integer exponent or ±0.5, got {_describe(exponent)}"
+            "`**` on a tile / tensor needs a constant integer exponent or ±0.5, got "
+            f"{describe_value(exponent)}"
             if namespace_of(base)
             else "`**` with a tile / tensor exponent is not supported",
             hint="for a positive base x write pl.exp(pl.mul(pl.log(x), y))",
@@ -501,12 +507,6 @@ def unary_operator(name: str, v: Any) -> Any:
 # --- subscripts and shapes -----------------------------------------------------------------
 
 
-def _describe(v: Any) -> str:
-    from .values import _describe as describe
-
-    return describe(v)
-
-
 def _index(v: Any, what: str) -> Any:
     if (
         isinstance(v, bool)
@@ -514,11 +514,11 @@ def _index(v: Any, what: str) -> Any:
         or (isinstance(v, DSLValue) and not (isinstance(v.type, ScalarType) and v.type.dtype.is_int))
     ):
         raise ParserTypeError(
-            f"{what} must be an integer, got {_describe(v)}",
+            f"{what} must be an integer, got {describe_value(v)}",
             hint="index with int literals or integer scalars",
         )
     if not isinstance(v, (int, DSLValue)):
-        raise ParserTypeError(f"{what} must be an integer, got {_describe(v)}")
+        raise ParserTypeError(f"{what} must be an integer, got {describe_value(v)}")
     return v
 
 
@@ -573,7 +573,7 @@ def dynamic_dim(value: ShapedValue, axis: int, dim: E.Expr) -> Any:
 def as_bool_literal(v: Any) -> E.Expr:
     e = v.unwrap() if isinstance(v, DSLValue) else literal(v, None)
     if e is None or not isinstance(e.type, ScalarType):
-        raise ParserTypeError(f"a condition must be a scalar, got {_describe(v)}")
+        raise ParserTypeError(f"a condition must be a scalar, got {describe_value(v)}")
     return e
 
 

@@ -9,7 +9,15 @@ from ..errors import UnsupportedConstructError
 from ..ir.ops import REGISTRY
 from ..ir.ops.masks import MaskPattern
 from .composed import COMPOSED, PARTS
-from .dispatch import active_state, call_op, op_by_spelling, scalar_cast_call, scalar_rhs, unified_call
+from .dispatch import (
+    active_state,
+    call_op,
+    op_by_spelling,
+    scalar_cast_call,
+    scalar_form,
+    scalar_rhs,
+    unified_call,
+)
 
 SPELLINGS: tuple[str, ...] = (
     "aic_initialize_pipe", "aiv_initialize_pipe", "create_l1", "create_tensor", "create_tile",
@@ -103,14 +111,13 @@ class OpNamespace:
         if full not in REGISTRY:
             raise AttributeError(f"{self._spelling} has no op {name!r}")
 
-        scalar_form = f"{self._prefix}.{name.rstrip('_')}s"
-        if scalar_form not in REGISTRY:
-            scalar_form = None
+        scalar = scalar_form(self._prefix, name)
+        scalar = scalar if scalar in REGISTRY else None
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             # `pl.tensor.add(t, 2.0)`: a scalar rhs means the op's scalar form, as in the reference
-            if scalar_form is not None and scalar_rhs(args, kwargs):
-                return call_op(scalar_form, args, kwargs)
+            if scalar is not None and scalar_rhs(args, kwargs):
+                return call_op(scalar, args, kwargs)
             return call_op(full, args, kwargs)
 
         wrapper.__name__ = wrapper.__qualname__ = name

@@ -131,7 +131,11 @@ class _Splitter(Retyper):
         if valid is not None and dim_value(valid.elements[self.axis]) != n:
             raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: a load of odd extent {n} on "
                             f"axis {self.axis} with a narrower valid_shape cannot be halved", span)
-        elems = list(valid.elements) if valid is not None else list(call.args[2].elements)
+        return self.lane_extent(valid.elements if valid is not None else call.args[2].elements, n, half)
+
+    def lane_extent(self, box, n: int, half: Expr) -> MakeTuple:
+        """`box` with this lane's share of odd extent `n` on the split axis: n - lane * half."""
+        elems = list(box)
         elems[self.axis] = Sub(ConstInt(n), Mul(self.lane, half))
         return MakeTuple(elems)
 
@@ -145,9 +149,7 @@ class _Splitter(Retyper):
         if shapes is not None or tile.type.rank != store.args[2].type.rank:
             raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: a store of odd extent {n} on "
                             f"axis {self.axis} needs a tile of the tensor's rank and no shapes=", span)
-        window = list(tile.type.shape)
-        window[self.axis] = Sub(ConstInt(n), Mul(self.lane, ConstInt(half)))
-        return MakeTuple(window)
+        return self.lane_extent(tile.type.shape, n, tile.type.shape[self.axis])
 
     def lane_offset(self, offsets: Expr, half: Expr) -> MakeTuple:
         elems = list(offsets.elements)

@@ -22,7 +22,7 @@ through a loop only what holds on every iteration does.
 from __future__ import annotations
 
 from ..ir.equality import structural_equal
-from ..ir.expr import Call, Expr, Var
+from ..ir.expr import Call, Expr, IterArg, Var
 from ..ir.function import Function, Program
 from ..ir.ops.registry import Op, make_call
 from ..ir.stmt import Assign, Eval, For, If, Stmt, While, Yield, flatten, seq
@@ -56,9 +56,13 @@ class _Rebinder(IRMutator):
         new = self.generic_mutate(s)
         pairs = enumerate(zip(new.iter_args, new.return_vars))
         carried = [Assign(arg.init, ret, s.span) for slot, (arg, ret) in pairs
-                   if type(arg.init) is Var and isinstance(arg.init.type, TensorType)  # not an outer iter arg
-                   and _written_in_place(new.body, slot, arg)]
+                   if _starts_from_tensor(arg) and _written_in_place(new.body, slot, arg)]
         return seq([new, *carried], s.span) if carried else new
+
+
+def _starts_from_tensor(arg: IterArg) -> bool:
+    """An iter arg whose initial value is a tensor Var (not an outer loop's iter arg)."""
+    return type(arg.init) is Var and isinstance(arg.init.type, TensorType)
 
 
 def _written_in_place(body: Stmt, slot: int, arg: Var) -> bool:
@@ -66,10 +70,11 @@ def _written_in_place(body: Stmt, slot: int, arg: Var) -> bool:
     write ops from `arg`): then its result is the tensor it started from, so the loop
     rebinds that (`for ..., (o,) in pl.range(..., init_values=(out,))` storing into `o`
     leaves `out` written, as the reference's tensors are)."""
-    last = flatten(body)[-1] if flatten(body) else None
+    stmts = flatten(body)
+    last = stmts[-1] if stmts else None
     if not isinstance(last, Yield) or slot >= len(last.values):
         return False
-    defs = {st.var: st.value for st in flatten(body) if isinstance(st, Assign)}
+    defs = {st.var: st.value for st in stmts if isinstance(st, Assign)}
     v, seen = last.values[slot], set()
     while v is not arg:
         if not isinstance(v, Var) or v in seen or written_var(defs.get(v)) is None:
@@ -180,8 +185,8 @@ class RebindWrittenOperands(FunctionPass):
     invalidated = frozenset({"SSAForm"})
 
     def run_on_function(self, fn: Function, program: Program) -> Function:
-        stmts = walk_stmts(fn.body)
-        if any(isinstance(s, For) or (isinstance(s, Eval) and written_var(s.expr)) for s in stmts):
+        if any((isinstance(s, For) and any(map(_starts_from_tensor, s.iter_args)))
+               or (isinstance(s, Eval) and written_var(s.expr)) for s in walk_stmts(fn.body)):
             fn = fn.replace(body=_Rebinder().visit_stmt(fn.body))
         if not any(_window_of(s) for s in walk_stmts(fn.body)):
             return fn

@@ -7,7 +7,7 @@ import pytest
 from _ops_util import array, deduce, handle, scalar, tensor, tile
 
 from plang.dtypes import BF16, BOOL, FP16, FP32, INDEX, INT8, INT32, INT64, TASK_ID, UINT32
-from plang.ir import AtomicType, MemorySpace, PipeType, SplitMode
+from plang.ir import AtomicType, MemorySpace, PipeType
 from plang.ir.ops import OpTypeError, OpValueError
 
 A = tile([64, 128], FP32, name="a")
@@ -160,8 +160,6 @@ CASES = {
          "tile.tpop_from_aic", (), {"shape": [8, 8]}),
         (OpValueError, r"tile\.tpush_to_aiv: argument 'split' must be in \[0, 4\], got 7",
          "tile.tpush_to_aiv", (A,), {"split": 7}),
-        (OpValueError, r"tile\.aiv_shard: cannot halve odd extent 7 on axis 0", "tile.aiv_shard",
-         (tile([7, 8]),), {"mode": SplitMode.UP_DOWN}),
         (OpTypeError, r"system\.sync_set: argument 'event_id' must be a compile-time integer",
          "system.sync_set", ("x",), {}),
         (OpValueError, r"system\.sync_src: set_pipe must be a pl\.PipeType", "system.sync_src", (),

@@ -239,6 +239,15 @@ def test_valid_shape_propagation():
     assert deduce("tile.slice", A, [1, 32], [0, 0], drop_dims=[0]) == "Tile[[32], FP32]"
 
 
+def test_split_crossings_halve_rounding_up_and_carry_the_valid_region():
+    # lane-agnostic, as the reference: each lane's own share is bound where the lane is known
+    odd = tile([15, 16], valid=[13, 11])
+    assert deduce("tile.aiv_shard", odd, mode=SplitMode.UP_DOWN) == "Tile[[8, 16], FP32, valid=[7, 11]]"
+    assert deduce("tile.aiv_shard", odd, mode=SplitMode.LEFT_RIGHT) == "Tile[[15, 8], FP32, valid=[13, 6]]"
+    half = tile([8, 16], valid=[7, 11])
+    assert deduce("tile.aic_gather", half, mode=SplitMode.UP_DOWN) == "Tile[[16, 16], FP32, valid=[14, 11]]"
+
+
 @pytest.mark.parametrize("op, expect", [
     *[(f"row_{r}", "Tile[[64, 1], FP32]") for r in ("sum", "max", "min", "prod")],
     *[(f"col_{r}", "Tile[[1, 128], FP32]") for r in ("sum", "max", "min", "prod")],

@@ -63,3 +63,34 @@ def test_up_down_of_an_odd_row_count(rows):
     c = torch.full((rows, 64), float("nan"))
     up_down_rows(a, c)
     torch.testing.assert_close(c, a.exp() + 1)
+
+
+@pl.jit
+def normalize_rows(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    # the row sums go through a [1, 16] row for the reciprocal and back (the reference's
+    # rms_norm layout trick): each lane's half follows the reshapes
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        xc = pl.load(x, [0, 0], [16, 64])
+        inv_row = pl.recip(pl.reshape(pl.row_sum(xc), [1, 16]))
+        y = pl.store(pl.row_expand_mul(xc, pl.reshape(inv_row, [16, 1])), [0, 0], y)
+    return y
+
+
+def test_a_reshape_carries_each_lanes_half():
+    x = torch.rand(16, 64) + 0.5
+    y = torch.full((16, 64), float("nan"))
+    normalize_rows(x, y)
+    torch.testing.assert_close(y, x / x.sum(-1, keepdim=True))
+
+
+@pl.jit
+def regroup_columns(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+        t = pl.load(x, [0, 0], [4, 64])
+        y = pl.store(pl.reshape(pl.exp(t), [8, 32]), [0, 0], y)
+    return y
+
+
+def test_a_reshape_of_column_halves_is_an_error():
+    with pytest.raises(pl.errors.Error, match=r"tile.reshape of a LEFT_RIGHT half .*not a contiguous"):
+        regroup_columns(torch.randn(4, 64), torch.empty(8, 32))

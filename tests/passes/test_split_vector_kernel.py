@@ -72,6 +72,29 @@ def test_split_inferred_from_pipe_codes_halves_loads_on_columns():
     """, ("TypeCheck",))
 
 
+def test_a_reshape_of_a_row_half_halves_the_targets_leading_axis():
+    def kernel(attrs: str, rows: int, head: str = "", row0: str = "0") -> str:
+        tile = lambda r, c: f"pl.Tile[[{r}, {c}], pl.FP32, pl.Mem.Vec]"  # noqa: E731
+        return f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIV, attrs={{{attrs}}})
+            def v(self, out: pl.Out[{T}]) -> {T}:{head}
+                t: {tile(rows, 16)} = pl.tile.tpop_from_aic(split=1)
+                s: {tile(rows, 1)} = pl.tile.row_sum(t)
+                r: {tile(1, rows)} = pl.tile.reshape(s, [1, {rows}])
+                c: {tile(rows, 1)} = pl.tile.reshape(pl.tile.recip(r), [{rows}, 1])
+                y: {tile(rows, 16)} = pl.tile.row_expand_mul(t, c)
+                pl.tile.tfree_to_aic(t)
+                o = pl.tile.store(y, [{row0}, 0], out)
+                return o
+    """
+
+    lane = f"\n                lane: {IDX} = pl.tile.get_subblock_idx()"
+    check_pass("split_vector_kernel", kernel('"split": pl.SplitMode.UP_DOWN', 16),
+               kernel('"split_aiv": True', 8, lane, "lane * 8"), ("TypeCheck",))
+
+
 def test_reduction_across_the_split_axis_is_a_located_error():
     src = f"""
         @pl.program

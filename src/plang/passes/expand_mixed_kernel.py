@@ -11,8 +11,11 @@ the producer pushes it (`tile.tpush_to_aiv` / `tile.tpush_to_aic`), the consumer
 slot after its last use in that block (`tile.tfree_to_aic` / `tile.tfree_to_aiv`). A tile
 whose only cross-side use is a `tile.move` crosses at that move. The named crossings of a
 `split_aiv` region (`aiv_shard` / `aic_gather`) become a push / pop pair with the region's
-split code; the region itself becomes its body on the AIV side, with the lane index bound
-by `tile.get_subblock_idx()`. Each crossing has its own pipe: crossings in one direction are
+split code (3 / 4 over an odd extent: halves rounded up, lane 1 one short); the region
+itself becomes its body on the AIV side, with the lane index bound by
+`tile.get_subblock_idx()`. A popped tile keeps the valid region of what was pushed (a
+narrowed one travels in the pop's type), a lane's half of a cube tile its share
+`min(max(valid - lane * half, 0), half)` of it. Each crossing has its own pipe: crossings in one direction are
 numbered in definition order (the `id` of the push / pop / free; 0, the default, is left out),
 so tiles of different sizes never share a pipe's slots. A DDR tensor stored by one side
 and loaded by the other is ordered by a fence token on a pipe of its own
@@ -44,11 +47,13 @@ from ..ir.stmt import (
     flatten,
     seq,
 )
-from ..ir.types import TensorType, TileType, TupleType
+from ..ir.types import TensorType, TileType, TupleType, dim_value
 from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, runs_on, stmt_side
 from .analysis.ddr_fences import Fence, Fences, ddr_fences
+from .analysis.lane_share import lane_share
 from .analysis.memory_effects import alias_roots
 from .analysis.outliner import global_dims
+from .analysis.type_propagation import Retyper
 from .analysis.var_rewrite import VarRewriter, block, with_block_bodies
 from .analysis.var_uses import calls_in, defined_vars, expr_vars, free_vars, stmt_exprs, used_vars, walk_stmts
 from .diagnostics import PassError
@@ -58,6 +63,8 @@ from .properties import register_property
 OTHER = {Side.CUBE: Side.VECTOR, Side.VECTOR: Side.CUBE}
 PUSH = {Side.CUBE: "tile.tpush_to_aiv", Side.VECTOR: "tile.tpush_to_aic"}
 POP = {Side.CUBE: "tile.tpop_from_aiv", Side.VECTOR: "tile.tpop_from_aic"}  # by consumer side
+POP_MEMORY = {Side.CUBE: MemorySpace.Mat, Side.VECTOR: MemorySpace.Vec}
+SPLIT_AXIS = {1: 0, 3: 0, 2: 1, 4: 1}  # split code (3, 4: over an odd extent) -> axis
 FREE = {Side.CUBE: "tile.tfree_to_aiv", Side.VECTOR: "tile.tfree_to_aic"}
 EXPLICIT = ("tile.aiv_shard", "tile.aic_gather")
 RECEIVER = {"tile.aiv_shard": Side.VECTOR, "tile.aic_gather": Side.CUBE}
@@ -130,13 +137,14 @@ def _trailing_yield(s: Stmt) -> Yield | None:
     return stmts[-1] if stmts and isinstance(stmts[-1], Yield) else None
 
 
-class _Projector(VarRewriter):
+class _Projector(Retyper):
     """The statements of one side, with pipe transfers at every crossing."""
 
     def __init__(self, info: _Analysis, side: Side, aliases: dict[Var, Var]) -> None:
         super().__init__(fresh=True)
         self.info, self.side, self.aliases = info, side, aliases
         self.pops: list[Var] = []
+        self.lane: Var | None = None  # the AIV lane index, bound at a split_aiv region's top
         self.free_kwargs: dict[Var, dict[str, Any]] = {}
 
     # -- pipe transfers ---------------------------------------------------------
@@ -150,10 +158,17 @@ class _Projector(VarRewriter):
         return Eval(make_call(PUSH[self.side], [self.expr(value)], self.pipe_kwargs(crossing, split=split),
                               crossing.span), crossing.span)
 
-    def pop(self, v: Var, split: int) -> list[Stmt]:
-        t: TileType = v.type
-        call = make_call(POP[self.side], [], self.pipe_kwargs(v, shape=list(t.shape), dtype=t.dtype,
-                                                              split=split), v.span)
+    def pop(self, v: Var, split: int, t: TileType | None = None) -> list[Stmt]:
+        """Receive `v` (as a tile of type `t`, by default `v`'s own). A narrowed valid region
+        travels in the pop's type (the reference's typed pop), else shape and dtype do."""
+        t = v.type if t is None else t
+        valid = [self.expr(e) for e in t.effective_valid_shape]
+        if all(dim_value(e) == dim_value(d) is not None for e, d in zip(valid, t.shape)):
+            call = make_call(POP[self.side], [], self.pipe_kwargs(v, shape=list(t.shape), dtype=t.dtype,
+                                                                  split=split), v.span)
+        else:
+            call = make_call(POP[self.side], [], self.pipe_kwargs(v, split=split), v.span)
+            call = call.replace(type=TileType(t.shape, t.dtype, POP_MEMORY[self.side], valid))
         popped = Var(v.name, call.type, v.span)
         self.mapping[v] = popped
         self.pops.append(popped)
@@ -161,6 +176,19 @@ class _Projector(VarRewriter):
         free_split = {"split": split} if split and self.side is Side.CUBE else {}
         self.free_kwargs[popped] = self.pipe_kwargs(v, **free_split)
         return [Assign(popped, call, v.span)]
+
+    def lane_pop(self, v: Var, full: TileType, split: int) -> list[Stmt]:
+        """A lane's half of the cube tile `full`, valid on its share of `full`'s valid region
+        along the split axis."""
+        axis = SPLIT_AXIS[split]
+        extent = dim_value(full.shape[axis])
+        if extent is None:
+            return self.pop(v, split)
+        bind, share = lane_share(self.expr(full.effective_valid_shape[axis]), extent, self.lane, v.span)
+        valid = list(full.effective_valid_shape)
+        valid[axis] = share
+        t: TileType = v.type
+        return [*bind, *self.pop(v, split, TileType(t.shape, t.dtype, None, valid))]
 
     def transfer(self, v: Var, produced_here: bool, split: int = 0) -> list[Stmt]:
         return [self.push(v, split)] if produced_here else self.pop(v, split)
@@ -241,13 +269,16 @@ class _Projector(VarRewriter):
         shard = call.op.name == "tile.aiv_shard"
         producer = Side.CUBE if shard else Side.VECTOR
         assert isinstance(s, Assign)
+        full = src.type if shard else s.var.type
+        if split and dim_value(full.shape[SPLIT_AXIS[split]]) % 2:
+            split += 2  # the reference's odd codes: lane 1 one short of the larger half
         if self.side is producer:
             return [self.push(s.var, split, src)]
-        return self.pop(s.var, split)
+        return self.lane_pop(s.var, src.type, split) if shard and split else self.pop(s.var, split)
 
     def region(self, s: SplitAivScope) -> list[Stmt]:
         if self.side is Side.VECTOR:
-            lane = Var(s.lane_var.name, s.lane_var.type, s.lane_var.span)
+            lane = self.lane = Var(s.lane_var.name, s.lane_var.type, s.lane_var.span)
             self.mapping[s.lane_var] = lane
             bind = Assign(lane, make_call("tile.get_subblock_idx", span=s.span), s.span)
             return [bind, *self.inline(s.body)]

@@ -5,12 +5,15 @@ In an InCore function whose `split` attribute is UP_DOWN or LEFT_RIGHT, every ma
 run of vector statements (in each block, recursing into loops and branches that mix cube
 and vector work) becomes a `for lane in pl.split_aiv(2, mode=...)` region in which each
 AIV lane computes its half of every tile: loads, stores and allocations take half the
-rows (UP_DOWN) or columns (LEFT_RIGHT) at offset `lane * half`, and every other op
-follows by type deduction, so a vector tile defined in an earlier region enters later ones
-already halved. A cube tile entering a region (the `tile.move` to Vec, whether its source is
-a cube op's result or a loop / branch result held in cube memory) becomes `tile.aiv_shard`;
-a region tile a cube statement reads leaves through `tile.aic_gather`. A reduction across
-the split axis cannot be halved and is an error.
+rows (UP_DOWN) or columns (LEFT_RIGHT) at offset `lane * half` (an odd extent halves
+rounded up, lane 1 one short), a load valid on its lane's share of its valid region
+(`min(max(valid - lane * half, 0), half)`), and every other op follows by type deduction,
+so a vector tile defined in an earlier region enters later ones already halved. A cube
+tile entering a region (the `tile.move` to Vec, whether its source is a cube op's result or
+a loop / branch result held in cube memory) becomes `tile.aiv_shard`; a region tile a cube
+statement reads leaves through `tile.aic_gather`, valid on the whole tile's valid region
+(the lanes' shares rejoined). A reduction across the split axis cannot be halved and is
+an error.
 `pl.split(NONE)` needs no region: both lanes already run the whole vector body.
 """
 
@@ -22,9 +25,11 @@ from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Sub, Var
 from ..ir.function import Function, Program
 from ..ir.node import freeze_attrs
 from ..ir.ops import make_call
+from ..ir.ops.common import fmt_shape
 from ..ir.stmt import Assign, Return, SeqStmts, SplitAivScope, Stmt, Yield, seq
-from ..ir.types import ScalarType, TileType, dim_value
+from ..ir.types import ScalarType, TileType, dim_value, shapes_equal
 from .analysis.core_affinity import Side, leaf_call, stmt_side
+from .analysis.lane_share import halved_reshape, lane_share
 from .analysis.type_propagation import Retyper, rebuild_call
 from .analysis.var_rewrite import block, with_block_bodies
 from .analysis.var_uses import defined_vars, expr_vars, stmt_exprs, walk_stmts
@@ -63,6 +68,7 @@ class _Splitter(Retyper):
         self.fn, self.mode = fn, mode
         self.axis = 0 if mode is SplitMode.UP_DOWN else 1
         self.lane: Var | None = None
+        self.before: list[Stmt] = []  # lane shares bound ahead of the current statement
         self.vector_defs: set[Var] = set()
         self.cube_defs: set[Var] = set()
         self.cube_reads: set[Var] = set()
@@ -76,7 +82,7 @@ class _Splitter(Retyper):
     # -- regions ---------------------------------------------------------------------
     def stmt_SeqStmts(self, s: SeqStmts) -> Stmt:
         if self.lane is not None:  # already inside a region
-            return super().stmt_SeqStmts(s)
+            return seq([self.stmt(x) for x in s.stmts], s.span)
         kinds = [_kind(x) for x in s.stmts]
         out: list[Stmt] = []
         i = 0
@@ -103,10 +109,15 @@ class _Splitter(Retyper):
         for x in stmts:
             for v in defined_vars(x):
                 if v in self.cube_reads and v in self.mapping:
-                    half = self.mapping[v]
-                    call = make_call("tile.aic_gather", [half], {"mode": self.mode}, span)
+                    call = make_call("tile.aic_gather", [self.mapping[v]], {"mode": self.mode}, span)
                     t = call.type
-                    full = Var(v.name, TileType(t.shape, t.dtype, v.type.memory_space, t.valid_shape), span)
+                    if not shapes_equal(t.shape, v.type.shape):
+                        raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: tile {v.name!r} of "
+                                        f"odd extent {fmt_shape(v.type.shape)} on axis {self.axis} is read "
+                                        "by cube work; its lane halves cannot be rejoined", span)
+                    # the lanes' shares rejoin to the whole tile's valid region
+                    vt = v.type
+                    full = Var(v.name, TileType(t.shape, t.dtype, vt.memory_space, vt.valid_shape), span)
                     gathers.append(Assign(full, call, span))
                     self.mapping[v] = full
         return SplitAivScope(self.mode, lane, seq([*body, *gathers], span), span)
@@ -121,17 +132,18 @@ class _Splitter(Retyper):
                             f"axis {self.axis}, got {extent!r}", span)
         return ConstInt(-(-n // 2))
 
-    def lane_valid(self, call: Call, half: Expr, span) -> Expr | None:
-        """A load's valid_shape for this lane where an odd extent leaves lane 1 short
-        (extent - lane * half; 0 rows of a one-row tile), else its own (None: whole)."""
+    def lane_valid(self, call: Call, span) -> Expr | None:
+        """A load's valid_shape for this lane: its share of the load's valid extent on the
+        split axis (`lane_share`; lane 1 one short of an odd extent), bound ahead of the
+        load (None: the whole half)."""
         n = dim_value(call.args[2].elements[self.axis])
         valid = call.kwargs.get("valid_shape")
-        if n == 2 * dim_value(half):
-            return valid
-        if valid is not None and dim_value(valid.elements[self.axis]) != n:
-            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: a load of odd extent {n} on "
-                            f"axis {self.axis} with a narrower valid_shape cannot be halved", span)
-        return self.lane_extent(valid.elements if valid is not None else call.args[2].elements, n, half)
+        box = [self.expr(e) for e in (valid.elements if valid is not None else call.args[2].elements)]
+        bind, box[self.axis] = lane_share(box[self.axis], n, self.lane, span)
+        if not bind and valid is None:
+            return None
+        self.before.extend(bind)
+        return MakeTuple(box)
 
     def lane_extent(self, box, n: int, half: Expr) -> MakeTuple:
         """`box` with this lane's share of odd extent `n` on the split axis: n - lane * half."""
@@ -157,6 +169,18 @@ class _Splitter(Retyper):
         elems[self.axis] = shift if dim_value(elems[self.axis]) == 0 else Add(elems[self.axis], shift)
         return MakeTuple(elems)
 
+    def reshape(self, call: Call, span) -> Call:
+        """A reshape of a lane's half (see `halved_reshape`)."""
+        src = self.expr(call.args[0])
+        target = halved_reshape(call.args[0].type.shape, src.type.shape, call.args[1].elements)
+        if target is None:
+            raise PassError(f"pl.split({self.mode.name}) in {self.fn.name!r}: tile.reshape of a "
+                            f"{self.mode.name} half {fmt_shape(src.type.shape)} of "
+                            f"{fmt_shape(call.args[0].type.shape)} to {fmt_shape(call.args[1].elements)}: "
+                            "the lane's half is not a contiguous run of the tile, or the target has no "
+                            "even leading axis to halve", span)
+        return rebuild_call(call, input=src, shape=MakeTuple([ConstInt(d) for d in target]))
+
     def from_cube(self, src: Expr) -> bool:
         """A cube tile: defined by a cube op, or (a loop / branch result) held in cube memory."""
         return src in self.cube_defs or (_is_tile(src) and src.type.memory_space in CUBE_MEMORY)
@@ -176,11 +200,14 @@ class _Splitter(Retyper):
             shapes[self.axis] = self.half(shapes[self.axis], s.span)
             value = rebuild_call(call, tensor=self.expr(call.args[0]), shapes=MakeTuple(shapes),
                                  offsets=self.lane_offset(self.expr(call.args[1]), shapes[self.axis]),
-                                 valid_shape=self.lane_valid(call, shapes[self.axis], s.span))
+                                 valid_shape=self.lane_valid(call, s.span))
         elif name in ("tile.create", "tile.full"):
             shape = list(call.args[0].elements)
             shape[self.axis] = self.half(shape[self.axis], s.span)
             value = rebuild_call(self.expr(call), shape=MakeTuple(shape))
+        elif name == "tile.reshape" and not shapes_equal(self.expr(call.args[0]).type.shape,
+                                                         call.args[0].type.shape):
+            value = self.reshape(call, s.span)
         elif name == "tile.store":
             tile = self.expr(call.args[0])
             offsets = self.lane_offset(self.expr(call.args[1]), tile.type.shape[self.axis])
@@ -189,7 +216,8 @@ class _Splitter(Retyper):
         else:
             return super().stmt_Assign(s)
         var = self.retarget(s.var, value.type)
-        return Assign(var, value, s.span)
+        new, self.before = [*self.before, Assign(var, value, s.span)], []
+        return seq(new, s.span)
 
 
 def split_function(fn: Function, mode: SplitMode) -> Function:

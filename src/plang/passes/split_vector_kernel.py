@@ -8,7 +8,8 @@ code: a tile popped from the cube holds the lane's half along the split axis (UP
 LEFT_RIGHT: columns), its valid extent there the lane's share
 `min(max(valid - lane * half, 0), half)`; loads and allocations take half the extent at
 `lane * half`; stores move to the lane's half and `tile.set_validshape` extents to the lane's
-share; every other op follows by type deduction. The kernel is then marked `split_aiv`
+share; a reshape of a half that is a contiguous run of the tile halves its target's leading
+axis; every other op follows by type deduction. The kernel is then marked `split_aiv`
 (already per-lane), which this pass leaves alone, as it leaves external kernels. AIC kernels
 need no rewrite: the cube holds whole tiles and its push / pop split code divides them.
 """
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 from ..dtypes import INDEX
 from ..ir.enums import FunctionType, SplitMode
-from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Max, Min, Mul, Sub, Var
+from ..ir.expr import Add, Call, ConstInt, Expr, MakeTuple, Mul, Var
 from ..ir.function import Function, Program
 from ..ir.node import freeze_attrs
 from ..ir.ops import make_call
 from ..ir.stmt import Assign, SeqStmts, Stmt, flatten
 from ..ir.types import ScalarType, TileType, dim_value
+from .analysis.lane_share import halved_reshape, lane_share
 from .analysis.type_propagation import Retyper, rebuild_call
 from .analysis.var_rewrite import block
 from .analysis.var_uses import calls_in
@@ -83,13 +85,9 @@ class _LaneSplitter(Retyper):
 
     def share(self, valid: Expr, full: int, span) -> Expr:
         """The lane's part of a valid extent `valid` of a split axis `full` long."""
-        half = full // 2
-        if dim_value(valid) == full:
-            return ConstInt(half)
-        var = Var("lane_valid", ScalarType(INDEX), span)
-        clamped = Min(Max(Sub(valid, Mul(self.lane, ConstInt(half))), ConstInt(0)), ConstInt(half))
-        self.before.append(Assign(var, clamped, span))
-        return var
+        bind, share = lane_share(valid, full, self.lane, span)
+        self.before.extend(bind)
+        return share
 
     def halved(self, t: TileType, span) -> TileType:
         shape, valid = list(t.shape), list(t.effective_valid_shape)
@@ -121,6 +119,12 @@ class _LaneSplitter(Retyper):
         if not isinstance(call, Call) or not isinstance(getattr(call.op, "name", None), str):
             return super().stmt_Assign(s)
         name = call.op.name
+        if name == "tile.reshape":
+            src = self.expr(call.args[0])
+            target = halved_reshape(call.args[0].type.shape, src.type.shape, call.args[1].elements)
+            if target is not None:
+                value = rebuild_call(call, input=src, shape=MakeTuple([ConstInt(d) for d in target]))
+                return Assign(self.retarget(s.var, value.type), value, s.span)
         if name.startswith(ACROSS[self.mode]) or name in SHAPING:
             raise PassError(f"{name} in split {self.mode.name} kernel {self.fn.name!r}: each lane holds half "
                             "of every tile, so this op cannot be split (write the kernel per lane, or drop "

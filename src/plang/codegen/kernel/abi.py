@@ -253,7 +253,9 @@ def bounds_error(what: str, kind: str, name: str | None, shape: str, axis: int, 
 def check_window(what: str, shape: Sequence[int], offsets: Sequence[int], extents: Sequence[int],
                  clamp: bool = False, span: tuple = ()) -> None:
     """Raise `bounds_error` (of an unnamed tensor of `shape`) unless offsets >= 0 and (without
-    `clamp`) offsets + extents <= shape."""
+    `clamp`) offsets + extents <= shape, or (without `clamp`) the window is empty."""
+    if not clamp and 0 in extents:
+        return
     for axis, (off, ext, dim) in enumerate(zip(offsets, extents, shape)):
         if off < 0 or (not clamp and off + ext > dim):
             raise bounds_error(what, "tensor", None, str(list(shape)), axis, off, ext, dim, span)

@@ -74,16 +74,20 @@ def check_bounds(lc: LowerContext, tensor: pir.Var, offsets: Sequence[ir.Value],
                  extents: Sequence[ir.Value], dims: Sequence[ir.Value], clamp: bool = False) -> ir.Value:
     """i1: the window `offsets` + `extents` of `tensor` (a DDR tensor, or a tile for the
     on-chip windows of `tile.slice` / `tile.assemble`) lies inside its extents `dims` on every
-    axis (with `clamp` only the offsets are checked); when not, the failure is recorded (see
+    axis (with `clamp` only the offsets are checked), or (without `clamp`) is empty: it moves
+    nothing, e.g. a split lane's share of a narrow valid region; when not, the failure is recorded (see
     module doc)."""
     idx = ir.IndexType.get()
     zero = arith.constant(idx, 0)
+    nonempty = arith.constant(ir.IntegerType.get_signless(1), 1)
+    for ext in () if clamp else extents:
+        nonempty = arith.andi(nonempty, arith.cmpi(arith.CmpIPredicate.sgt, ext, zero))
     bad_axes = []
     for off, ext, dim in zip(offsets, extents, dims):
         bad = arith.cmpi(arith.CmpIPredicate.slt, off, zero)
         if not clamp:
             bad = arith.ori(bad, arith.cmpi(arith.CmpIPredicate.sgt, arith.addi(off, ext), dim))
-        bad_axes.append(bad)
+        bad_axes.append(arith.andi(bad, nonempty))
     any_bad = bad_axes[0]
     for bad in bad_axes[1:]:
         any_bad = arith.ori(any_bad, bad)

@@ -57,20 +57,25 @@ def _free(lc: LowerContext, pipe: ir.Value) -> None:
 
 
 def _halves(lc: LowerContext, t: TileBuf, split: int) -> list[tuple[TileBuf, int, int]]:
-    """Per lane: (buffer, first row, rows) of the lane's part of `t` (left-right halves are
-    copied into their own buffers)."""
+    """Per lane: (buffer, first row, rows) of the lane's part of `t`. Halves are rounded up,
+    so lane 1 is one short of an odd extent (the odd codes 3 / 4); left-right halves are
+    copied into their own buffers."""
     if split == 0:
         return [(t, 0, t.rows)] * _LANES
-    if split == 1:
-        if t.rows % 2:
-            raise lc.error(f"{lc.call.op.name}: an up-down split needs an even row count, got {t.rows}")
-        half = t.rows // 2
-        return [(t, lane * half, half) for lane in range(_LANES)]
-    if split == 2:
-        if t.cols % 2:
-            raise lc.error(f"{lc.call.op.name}: a left-right split needs an even column count, got {t.cols}")
-        return [(lc.kb.alloc_tile(t.dtype, t.rows, t.cols // 2), 0, t.rows) for _ in range(_LANES)]
+    if split in (1, 3):
+        half = -(-t.rows // 2)
+        return [(t, 0, half), (t, half, t.rows - half)]
+    if split in (2, 4):
+        return [(lc.kb.alloc_tile(t.dtype, t.rows, -(-t.cols // 2)), 0, t.rows) for _ in range(_LANES)]
     raise lc.error(f"{lc.call.op.name}: split code {split} is not supported by the kernel backend")
+
+
+def _slot_bytes(t: TileBuf, split: int) -> int:
+    """Bytes of one lane's slot for tile `t` divided by `split` (the larger half)."""
+    if split in (2, 4):
+        return t.rows * geometry(t.dtype, -(-t.cols // 2))[1] * t.dtype.itemsize
+    rows = -(-t.rows // 2) if split in (1, 3) else t.rows
+    return rows * t.pitch * t.dtype.itemsize
 
 
 def _copy_cols(lc: LowerContext, src: TileBuf, dst: TileBuf, col0: int, to_half: bool) -> None:
@@ -98,10 +103,9 @@ def lower_push_to_aiv(lc: LowerContext, short: str, a: dict):
     t = lc.tile(a["tile"])
     split = _split(a)
     for lane, (buf, row0, rows) in enumerate(_halves(lc, t, split)):
-        if split == 2:
-            _copy_cols(lc, t, buf, lane * (t.cols // 2), to_half=True)
-        _transfer(lc, "push", _pipe(lc, _ident(a), TO_AIV, lane, rows * buf.pitch * buf.dtype.itemsize),
-                  buf, rows, row0)
+        if split in (2, 4):
+            _copy_cols(lc, t, buf, lane * buf.cols, to_half=True)
+        _transfer(lc, "push", _pipe(lc, _ident(a), TO_AIV, lane, _slot_bytes(t, split)), buf, rows, row0)
     return None
 
 
@@ -135,22 +139,16 @@ def lower_pop_from_aiv(lc: LowerContext, short: str, a: dict) -> TileBuf:
     if split == 0:
         parts = [parts[0], (lc.kb.alloc_tile(out.dtype, out.rows, out.cols), 0, out.rows)]
     for lane, (buf, row0, rows) in enumerate(parts):
-        nbytes = rows * buf.pitch * buf.dtype.itemsize
-        _transfer(lc, "pop", _pipe(lc, _ident(a), TO_AIC, lane, nbytes), buf, rows, row0)
-        if split == 2:
-            _copy_cols(lc, buf, out, lane * (out.cols // 2), to_half=False)
+        _transfer(lc, "pop", _pipe(lc, _ident(a), TO_AIC, lane, _slot_bytes(out, split)), buf, rows, row0)
+        if split in (2, 4):
+            _copy_cols(lc, buf, out, lane * buf.cols, to_half=False)
     return out
 
 
 def lower_free_to_aiv(lc: LowerContext, short: str, a: dict):
     t = lc.tile(a["tile"])
-    split = _split(a)
-    if split == 2:
-        nbytes = t.rows * geometry(t.dtype, t.cols // 2)[1] * t.dtype.itemsize
-    else:
-        nbytes = (t.rows // 2 if split == 1 else t.rows) * t.pitch * t.dtype.itemsize
     for lane in range(_LANES):
-        _free(lc, _pipe(lc, _ident(a), TO_AIC, lane, nbytes))
+        _free(lc, _pipe(lc, _ident(a), TO_AIC, lane, _slot_bytes(t, _split(a))))
     return None
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ...dtypes import DataType
 from ..enums import MemorySpace, SplitMode
-from ..expr import FloorDiv, Mul
+from ..expr import Add, Expr, FloorDiv, Mul
 from ..types import TileType, Type, UnknownType, dim_value
-from .common import VOID, P, const_dim, fmt_shape, index_values, require_int_attr, require_rank, result_like
+from .common import VOID, P, const_dim, index_values, require_int_attr, require_rank, result_like
 from .registry import Bound, register
 
 
@@ -42,8 +42,21 @@ def _free(b: Bound) -> Type:
     return VOID
 
 
+def _resized(d: Expr, gather: bool, ceil: bool) -> Expr:
+    """Extent `d` doubled (gather) or halved, rounded up where `ceil` (else down)."""
+    n = dim_value(d)
+    if gather:
+        return const_dim(2 * n) if n is not None else Mul(d, const_dim(2))
+    if n is not None:
+        return const_dim(-(-n // 2))
+    return FloorDiv(Add(d, const_dim(1)), const_dim(2)) if ceil else FloorDiv(d, const_dim(2))
+
+
 def _crossing(gather: bool):
-    """aiv_shard halves (aic_gather doubles) the split axis of a data-parallel region."""
+    """aiv_shard halves (aic_gather doubles) the split axis of a data-parallel region. An odd
+    extent halves rounded up, as the reference's: each lane's box holds the larger half and
+    lane 1 is one short. A tile's valid extent is resized with it (lane-agnostic: the lane's
+    own share is bound where the lane index is known, see ExpandMixedKernel)."""
 
     def deduce(b: Bound) -> Type:
         t = b.x.type
@@ -57,20 +70,13 @@ def _crossing(gather: bool):
         if mode is SplitMode.NONE:
             return result_like(t)
         axis = 0 if mode is SplitMode.UP_DOWN else 1
-        d = t.shape[axis]
-        n = dim_value(d)
-        if gather:
-            new = const_dim(2 * n) if n is not None else Mul(d, const_dim(2))
-        elif n is not None:
-            if n % 2:
-                raise b.bad_value(f"cannot halve odd extent {n} on axis {axis} of x {fmt_shape(t.shape)} "
-                                  f"for {mode.name}")
-            new = const_dim(n // 2)
-        else:
-            new = FloorDiv(d, const_dim(2))
         shape = list(t.shape)
-        shape[axis] = new
-        return result_like(t, shape=shape)
+        shape[axis] = _resized(shape[axis], gather, ceil=False)
+        valid = None
+        if isinstance(t, TileType) and t.valid_shape is not None:
+            valid = list(t.valid_shape)
+            valid[axis] = _resized(valid[axis], gather, ceil=True)
+        return result_like(t, shape=shape, valid_shape=valid)
 
     return deduce
 

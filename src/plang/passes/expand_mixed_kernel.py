@@ -291,6 +291,9 @@ class _Projector(Retyper):
 
     def compound(self, s: For | While | If) -> list[Stmt]:
         if not _has_work(s, self.side, self.info):
+            for rv in s.return_vars:  # a DDR tensor the other side writes is the same memory here
+                if isinstance(rv.type, TensorType) and rv in self.aliases:
+                    self.mapping[rv] = self.expr(self.aliases[rv])
             return []
         keep = [not _is_tile(v) or self.info.def_side.get(v, Side.BOTH) in (self.side, Side.BOTH)
                 for v in s.return_vars]
@@ -402,7 +405,8 @@ def _scalars_from_one_side(fn: Function, kernel: Function, side: Side) -> Functi
     reader = next(s for s in walk_stmts(kernel.body) for e in stmt_exprs(s) if v in expr_vars(e))
     where = next((f" (line {s.span.begin_line})" for s in walk_stmts(fn.body)
                   if isinstance(s, Assign) and s.var is v and s.span is not None), "")
-    raise PassError(f"scalar {v.name!r} is computed by {OTHER[side].value} work{where} and read in the "
+    kind = "tensor" if isinstance(v.type, TensorType) else "scalar"
+    raise PassError(f"{kind} {v.name!r} is computed by {OTHER[side].value} work{where} and read in the "
                     f"{side.value} kernel of {fn.name!r}; only tiles cross between the AIC and AIV "
                     f"kernels: compute the scalar on the {side.value} side too (from data it loads "
                     f"itself), or keep its producer and its readers on one side", reader.span)

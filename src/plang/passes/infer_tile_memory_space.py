@@ -135,6 +135,8 @@ class _Spaces:
             return self.of(value.args[0])
         if op.facts.unit == "cube":
             return MemorySpace.Acc
+        if op.name == "tile.aic_gather":  # the cube receives it
+            return MemorySpace.Mat
         if op.name == "tile.load":
             staged = (MemorySpace.Left, MemorySpace.Right, MemorySpace.Mat)
             return MemorySpace.Mat if any(d in staged for d in demand) \

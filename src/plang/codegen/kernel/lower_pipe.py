@@ -1,10 +1,17 @@
 """Cross-core pipe ops (`tpush_*`, `tpop_*`, `tfree_*`) as calls through the launch context's
 `PipeApi` (see `abi.py` for the C ABI, pipe ids and how split tiles are divided). A nonzero
 return code (a timeout, an aborted Group) sets the launch's cancel word, so the kernel stores
-nothing of what it popped and leaves its loops."""
+nothing of what it popped and leaves its loops.
+
+The explicit cross-core events (`system.sync_set` / `sync_wait`, the reference's FFTS mode 2
+between the cube and its two AIV lanes) are tokens on pipes of their own, one per event id
+and direction: an AIV lane's set releases the cube's wait once both lanes have set it, the
+cube's set releases each lane's wait."""
 
 from __future__ import annotations
 
+from ... import ir as pir
+from ...dtypes import INT64
 from .abi import CONTEXT_FIELDS, PIPE_API_FIELDS, TO_AIC, TO_AIV, pipe_id
 from .builder import TileBuf, geometry, ptr_type
 from .checks import cancel_unless_ok
@@ -152,7 +159,34 @@ def lower_free_to_aiv(lc: LowerContext, short: str, a: dict):
     return None
 
 
+EVENT_IDENT = 1 << 20  # pipe crossing ids of the events start here (data pipes count from 0)
+TOKEN_BYTES = 8
+
+
+def _event(lc: LowerContext, a: dict, signal: bool) -> None:
+    """Set (`signal`) or wait for event `event_id` between the cube and its AIV lanes."""
+    name = lc.call.op.name
+    if signal and a.get("ffts_mode") not in (None, 2):
+        raise lc.error(f"{name}: ffts_mode={a['ffts_mode']} (a sync among cores of one type) is not "
+                       "supported on the simulated chip; mode 2 orders the cube and its AIV lanes")
+    ident = EVENT_IDENT + int(a["event_id"])
+    token = TileBuf(lc.kb.alloc_scratch(ir.IntegerType.get_signless(64), 1), INT64, 1, 1, 1, 1,
+                    (lc.kb.idx(1), lc.kb.idx(1)))
+    on_cube = lc.function.func_type is pir.FunctionType.AIC
+    direction = TO_AIV if on_cube == signal else TO_AIC
+    lanes = range(_LANES) if on_cube else [lc.context_field(CONTEXT_FIELDS.index("subblock_idx"))]
+    for lane in lanes:
+        pipe = _pipe(lc, ident, direction, lane, TOKEN_BYTES)
+        if signal:
+            _transfer(lc, "push", pipe, token, 1)
+        else:
+            _transfer(lc, "pop", pipe, token, 1)
+            _free(lc, pipe)
+
+
 def register(table: dict) -> None:
+    table["system.sync_set"] = lambda lc, short, a: _event(lc, a, signal=True)
+    table["system.sync_wait"] = lambda lc, short, a: _event(lc, a, signal=False)
     table["tile.tpush_to_aiv"] = lower_push_to_aiv
     table["tile.tpop_from_aic"] = lower_pop_from_aic
     table["tile.tfree_to_aic"] = lower_free_to_aic

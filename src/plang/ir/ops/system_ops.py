@@ -2,7 +2,9 @@
 maintenance, chip queries, task-id sentinels, plus the block / sub-block index queries of both
 families. On the CPU every core executes its ops in program order over coherent memory, so
 the ops that only order hardware pipes or caches (`sync_src`, `bar_*`, `fence`,
-`cacheinvalid`, `set_ffts`) have no effect there."""
+`cacheinvalid`, `set_ffts`) have no effect there; the cross-core events (`sync_set` /
+`sync_wait`) and `syncall` do order the cores (`codegen/kernel/lower_pipe.py`,
+`lower_system.py`)."""
 
 from __future__ import annotations
 

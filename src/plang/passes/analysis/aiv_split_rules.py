@@ -4,7 +4,8 @@ OutlineIncoreScopes, which diagnoses them as it outlines.
 Opening even one region makes the regions authoritative for the whole function:
 
 - vector compute inside a region runs on the AIV lane; outside every region it is
-  rejected (in core functions; in a host function the region is outlined on its own);
+  rejected (in core functions; in a host function the region is outlined on its own),
+  except a `tensor.assemble` of a cube result, which the cube stores;
 - cube compute (matmul family) inside a region is rejected;
 - `aiv_shard` / `aic_gather` outside every region are rejected;
 - a cube-produced tile read inside a region must arrive through `aiv_shard`, and a
@@ -79,7 +80,7 @@ def _check_call(call: Call, s: Stmt, region: SplitAivScope | None, core: bool, w
     if region is None and name in CROSSINGS:
         raise PassError(f"{name.split('.')[1]} outside every split_aiv region {where}: it names the "
                         f"boundary of a region and must be written inside one", s.span)
-    if region is None and core and is_vector_compute(call):
+    if region is None and core and is_vector_compute(call) and not _stores_cube_result(call, cube_defs):
         raise PassError(f"vector op {name} outside every split_aiv region {where}: once a function "
                         f"opens a region, its vector work must be inside one (use mode=pl.SplitMode.NONE "
                         f"for a full-width phase)", s.span)
@@ -94,6 +95,14 @@ def _check_call(call: Call, s: Stmt, region: SplitAivScope | None, core: bool, w
             if v in region_defs:
                 raise PassError(f"tile {v.name!r} produced in a split_aiv region is read by cube-side op "
                                 f"{name} {where} without pl.aic_gather: name the crossing", s.span)
+
+
+def _stores_cube_result(call: Call, cube_defs: set[Var]) -> bool:
+    """A `tensor.assemble` writing a cube result into a DDR tensor: the cube stores it."""
+    if call.op.name != "tensor.assemble":
+        return False
+    src = call.args[1]
+    return src in cube_defs or (isinstance(src, Call) and is_cube_compute(src))
 
 
 def _cube_side(call: Call) -> bool:

@@ -49,6 +49,8 @@ def call_side(call: Call) -> Side:
     name, unit = op.name, op.facts.unit
     if name in CUBE_PIPE_OPS:
         return Side.CUBE
+    if name in ("system.sync_set", "system.sync_wait") and call.kwargs.get("core_type"):
+        return Side.CUBE if call.kwargs["core_type"] == "aic" else Side.VECTOR
     if name in VECTOR_PIPE_OPS:
         return Side.VECTOR
     if unit == "cube":

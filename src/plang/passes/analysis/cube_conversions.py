@@ -3,9 +3,9 @@
 - The FIXPIPE downcast: a `tile.cast` of an FP32 matmul result to BF16 / FP16 with
   `mode="rint"` (the writeback's fixed round-half-to-even) whose every use is a matmul
   operand drains the Acc tile into Mat in the narrow type.
-- The transposed view: a `tile.transpose` of a loaded tile whose every use is a matmul
-  operand is the operand read in the transposed layout from Mat (a matmul's `a_trans` /
-  `b_trans`).
+- The transposed view: a `tile.transpose` of a loaded tile (or of one the vector lanes hand
+  the cube through `tile.aic_gather`) whose every use is a matmul operand is the operand
+  read in the transposed layout from Mat (a matmul's `a_trans` / `b_trans`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from ...ir.stmt import Assign, For, Return, Stmt, While, Yield
 from ...ir.types import TileType
 from .memory_effects import op_operands
 from .var_uses import calls_in, walk_stmts
+
+MAT_SOURCES = ("tile.load", "tile.aic_gather")  # ops whose result may be staged in Mat
 
 
 def _op_of(s: Stmt) -> Call | None:
@@ -58,6 +60,6 @@ def cube_conversions(fn: Function) -> set[Var]:
                        and mode_name(c.kwargs.get("mode", "round"), CAST_MODES) == "rint")
             if fixpipe:
                 out.add(v)
-        elif c.op.name == "tile.transpose" and source is not None and source.op.name == "tile.load":
+        elif c.op.name == "tile.transpose" and source is not None and source.op.name in MAT_SOURCES:
             out.add(v)
     return out

@@ -3,11 +3,12 @@
 A DDR tensor stored by one side's work (`tile.store`) and loaded by the other's (`tile.load`)
 crosses through DDR, not a pipe, and the AIC and AIV kernels run concurrently: the load must
 wait for the store. The writer pushes a fence token (a small tile of its own) on a pipe of
-its own right after the store; the reader pops (and frees) it right before the statement of
-the store's block that holds its first load of the tensor, so both run equally often and the
-load is ordered after the store. That needs one store of the tensor on the writer's side,
-and every load of it on the reader's side inside statements that follow the store in the
-store's block; any other handoff is a located error.
+its own right after the store (after the innermost statement holding all its stores of the
+tensor, e.g. a branch storing it in each arm, or a loop); the reader pops (and frees) it
+right before the statement of that block that holds its first load of the tensor, so both
+run equally often and the load is ordered after the stores. That needs every load of it on
+the reader's side inside statements that follow the stores in their block; any other
+handoff is a located error.
 """
 
 from __future__ import annotations
@@ -70,17 +71,19 @@ def _transfers(fn: Function, aliases: dict[Var, Var]) -> tuple[dict, dict]:
     return stores, loads
 
 
-def _block_of(body: Stmt, target: Stmt) -> list[Stmt] | None:
-    """The statement list (a flattened body) that holds `target` directly."""
-    stmts = flatten(body)
-    if any(s is target for s in stmts):
-        return stmts
-    for s in stmts:
+def _holds(s: Stmt, targets: list[Stmt]) -> bool:
+    """Some statement of `targets` is `s` or inside it."""
+    inside = {id(x) for x in walk_stmts(s)}
+    return any(id(t) in inside for t in targets)
+
+
+def _holding_block(body: Stmt, targets: list[Stmt]) -> list[Stmt]:
+    """The innermost statement list (a flattened body) holding every statement of `targets`."""
+    for s in flatten(body):
         for child in child_stmts(s):
-            found = _block_of(child, target)
-            if found is not None:
-                return found
-    return None
+            if all(_holds(child, [t]) for t in targets):
+                return _holding_block(child, targets)
+    return flatten(body)
 
 
 def _error(fn: Function, root: Var, store: Stmt, load: Stmt, writer: Side, why: str) -> PassError:
@@ -105,18 +108,17 @@ def ddr_fences(fn: Function, aliases: dict[Var, Var]) -> Fences:
         if not crossing:
             continue
         reader, first_load = crossing[0]
-        writer, store = next((w, s) for w, s in writers if w is not reader)
-        if len([w for w, _ in writers if w is writer]) > 1:
-            raise _error(fn, root, store, first_load, writer, "which stores it more than once")
-        block = _block_of(fn.body, store)
-        at = next(i for i, s in enumerate(block) if s is store)
+        writer = next(w for w, _ in writers if w is not reader)
+        written = [s for w, s in writers if w is writer]
+        block = _holding_block(fn.body, written + [load for _, load in crossing])
+        at = max(i for i, s in enumerate(block) if _holds(s, written))
+        store = block[at]  # the last statement of the block holding a store
         holders = []
         for _, load in crossing:
-            holder = next((i for i, s in enumerate(block[at + 1:], at + 1)
-                           if any(x is load for x in walk_stmts(s))), None)
+            holder = next((i for i, s in enumerate(block[at + 1:], at + 1) if _holds(s, [load])), None)
             if holder is None:
-                raise _error(fn, root, store, load, writer, "outside the statements that follow the store "
-                             "in its block")
+                raise _error(fn, root, written[-1], load, writer, "outside the statements that follow "
+                             "the store in its block")
             holders.append(holder)
         fence = _fence(root.name, writer, store.span)
         fences.after[id(store)] = fence

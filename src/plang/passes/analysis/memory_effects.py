@@ -67,26 +67,30 @@ def alias_roots(body: Stmt, functions: Mapping[str, Function]) -> dict[Var, Var]
             return None
         return roots.get(e, e)
 
-    for s in walk_stmts(body):
-        if isinstance(s, Assign) and isinstance(s.value, Call):
-            _, writes = call_effects(s.value, functions)
-            if len(writes) == 1 and (r := root(writes[0])) is not None:
-                roots[s.var] = r
-        elif isinstance(s, Assign) and isinstance(s.value, Var) and s.value in roots:
-            roots[s.var] = roots[s.value]
-        elif isinstance(s, (For, While)):
-            for ia, rv in zip(s.iter_args, s.return_vars):
-                r = root(ia.init)
-                if r is not None and isinstance(ia.type, TensorType):
-                    roots[ia] = roots[rv] = r
-        elif isinstance(s, If):
-            then_yield = _trailing_yield(s.then_body)
-            if then_yield is not None:
-                for v, rv in zip(then_yield.values, s.return_vars):
-                    r = root(v)
-                    if r is not None and r is not v:
-                        roots[rv] = r
-    return roots
+    stmts = list(walk_stmts(body))
+    while True:  # to a fixpoint: a branch's results are met before the writes it yields
+        before = dict(roots)
+        for s in stmts:
+            if isinstance(s, Assign) and isinstance(s.value, Call):
+                _, writes = call_effects(s.value, functions)
+                if len(writes) == 1 and (r := root(writes[0])) is not None:
+                    roots[s.var] = r
+            elif isinstance(s, Assign) and isinstance(s.value, Var) and s.value in roots:
+                roots[s.var] = roots[s.value]
+            elif isinstance(s, (For, While)):
+                for ia, rv in zip(s.iter_args, s.return_vars):
+                    r = root(ia.init)
+                    if r is not None and isinstance(ia.type, TensorType):
+                        roots[ia] = roots[rv] = r
+            elif isinstance(s, If):
+                then_yield = _trailing_yield(s.then_body)
+                if then_yield is not None:
+                    for v, rv in zip(then_yield.values, s.return_vars):
+                        r = root(v)
+                        if r is not None and r is not v:
+                            roots[rv] = r
+        if roots == before:
+            return roots
 
 
 def _trailing_yield(s: Stmt) -> Yield | None:

@@ -68,6 +68,21 @@ def test_source_is_readable_python():
     compile(src, "<test>", "exec")
 
 
+def test_check_shapes_asserts_every_variable_against_its_type():
+    fn = tile_kernel("tile.add", [[4, 8], [4, 8]])
+    src = torch_codegen(fn, check_shapes=True)
+    assert "rt.check_shape(r, (4, 8), torch.float32, 'r')" in src
+    a, b, out = rand(4, 8), rand(4, 8), torch.zeros(4, 8)
+    ns: dict = {}
+    exec(src, ns)  # noqa: S102
+    ns["k"](a, b, out)
+    torch.testing.assert_close(out, a + b)
+    wrong: dict = {}  # a value that does not have its declared dtype is reported by name
+    exec(src.replace("(4, 8), torch.float32, 'r'", "(4, 8), torch.float16, 'r'"), wrong)  # noqa: S102
+    with pytest.raises(AssertionError, match=r"r is \[4, 8\] torch.float32; its type says \[4, 8\] torch.float16"):
+        wrong["k"](a, b, out)
+
+
 UNARY = {
     "tile.exp": torch.exp, "tile.log": torch.log, "tile.sqrt": torch.sqrt, "tile.rsqrt": torch.rsqrt,
     "tile.recip": torch.reciprocal, "tile.neg": torch.neg, "tile.abs": torch.abs, "tile.relu": torch.relu,

@@ -39,3 +39,25 @@ def test_the_rejoined_tile_is_transposed_on_the_cube():
                                 torch.empty(Q, DIM, dtype=bf16), torch.empty(Q, ROWS)).as_python()
     aic = text.split("_aic(")[1].split("@pl.function")[0]
     assert "pl.tile.tpop_from_aiv(shape=[32, 64]" in aic and "pl.tile.transpose(" in aic
+
+
+@pl.jit
+def ragged_rows(a: pl.Tensor[[5, 64], pl.BF16], w: pl.Tensor[[32, 64], pl.BF16],
+                out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    # a DDR view outside every region feeds the cube; each lane stores its share of the
+    # product's 5 valid rows (lane 1 none), so rows 5-15 stay untouched
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a_tile = pl.slice(a, [16, 64], [0, 0], valid_shape=[5, 64])
+        acc = pl.matmul(a_tile, w, b_trans=True, out_dtype=pl.FP32)
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            out[lane * 8: lane * 8 + 8, 0:32] = pl.aiv_shard(acc)
+    return out
+
+
+def test_a_view_outside_the_regions_feeds_the_cube():
+    a, w = torch.randn(5, 64, dtype=torch.bfloat16), torch.randn(32, 64, dtype=torch.bfloat16)
+    out = torch.full((16, 32), float("nan"))
+    ragged_rows(a, w, out)
+    expect = torch.full((16, 32), float("nan"))
+    expect[:5] = a.float() @ w.float().T
+    torch.testing.assert_close(out, expect, equal_nan=True, rtol=1e-3, atol=1e-3)

@@ -53,8 +53,8 @@ from ..ir.stmt import (
     While,
     Yield,
 )
-from ..ir.types import ScalarType
-from .torch_ref_ops import TABLE, OpArgs
+from ..ir.types import ScalarType, TensorType, TileType, static_shape
+from .torch_ref_ops import TABLE, OpArgs, torch_dtype
 
 RESERVED = {"torch", "rt", "functools", "_ctx", "_pipes", "_launches", "range", "min", "max",
             "int", "float", "bool"}
@@ -92,8 +92,9 @@ def _identifier(name: str) -> str:
 class _FunctionWriter:
     """Emits one IR function as one Python function."""
 
-    def __init__(self, fn: Function, functions: dict[str, Function], fn_names: dict[str, str]) -> None:
-        self.fn, self.functions, self.fn_names = fn, functions, fn_names
+    def __init__(self, fn: Function, functions: dict[str, Function], fn_names: dict[str, str],
+                 check_shapes: bool = False) -> None:
+        self.fn, self.functions, self.fn_names, self.check_shapes = fn, functions, fn_names, check_shapes
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[int, str] = {}
@@ -163,6 +164,11 @@ class _FunctionWriter:
 
     def stmt_Assign(self, s: Assign) -> None:
         self.line(f"{self.name(s.var)} = {self.expr(s.value)}")
+        t = s.var.type
+        shape = static_shape(t.shape) if isinstance(t, (TensorType, TileType)) else None
+        if self.check_shapes and shape is not None:
+            self.line(f"rt.check_shape({self.name(s.var)}, {py_tuple([str(d) for d in shape])}, "
+                      f"{torch_dtype(t.dtype)}, {s.var.name!r})")
 
     def stmt_Eval(self, s: Eval) -> None:
         if self.group and isinstance(s.expr, Call) and isinstance(s.expr.op, GlobalVar):
@@ -326,13 +332,15 @@ def _function_names(program: Program) -> dict[str, str]:
     return fn_names
 
 
-def torch_codegen(program: Program | Function) -> str:
-    """Python source computing `program` with torch on CPU tensors."""
+def torch_codegen(program: Program | Function, *, check_shapes: bool = False) -> str:
+    """Python source computing `program` with torch on CPU tensors; with `check_shapes`, every
+    tensor / tile variable of static shape is checked against its IR type's shape and dtype
+    as it is assigned."""
     program = _as_program(program)
     fn_names = _function_names(program)
     parts = [HEADER.format(name=program.name)]
     for fn in program.functions.values():
-        parts.append(_FunctionWriter(fn, dict(program.functions), fn_names).write())
+        parts.append(_FunctionWriter(fn, dict(program.functions), fn_names, check_shapes).write())
     return "\n\n".join(parts) + "\n"
 
 

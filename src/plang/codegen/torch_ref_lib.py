@@ -41,6 +41,15 @@ VALID_ATTR = "_plang_valid"
 
 # -- elementwise ----------------------------------------------------------------------------
 
+def check_shape(value: Any, shape: tuple[int, ...], dtype: torch.dtype, name: str) -> None:
+    """`torch_codegen(check_shapes=True)`: raise unless `value`, variable `name`, is a tensor
+    of the `shape` and `dtype` its IR type declares."""
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != shape or value.dtype != dtype:
+        got = f"{list(value.shape)} {value.dtype}" if isinstance(value, torch.Tensor) \
+            else type(value).__name__
+        raise AssertionError(f"{name} is {got}; its type says {list(shape)} {dtype}")
+
+
 def binary(op: str, a: torch.Tensor, b: Any) -> torch.Tensor:
     """An elementwise binary op whose result keeps `a`'s dtype (b: tensor or number)."""
     if op == "div":

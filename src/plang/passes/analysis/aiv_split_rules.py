@@ -5,7 +5,8 @@ Opening even one region makes the regions authoritative for the whole function:
 
 - vector compute inside a region runs on the AIV lane; outside every region it is
   rejected (in core functions; in a host function the region is outlined on its own),
-  except a `tensor.assemble` of a cube result, which the cube stores;
+  except a `tensor.assemble` of a cube result, which the cube stores, and the views of a
+  DDR tensor (`tensor.slice` / `reshape` / `view`), which compute nothing;
 - cube compute (matmul family) inside a region is rejected;
 - `aiv_shard` / `aic_gather` outside every region are rejected;
 - a cube-produced tile read inside a region must arrive through `aiv_shard`, and a
@@ -25,6 +26,7 @@ from .core_affinity import is_cube_compute, is_vector_compute, leaf_call
 from .var_uses import child_stmts, expr_vars, walk_expr
 
 CROSSINGS = ("tile.aiv_shard", "tile.aic_gather", "tensor.aiv_shard", "tensor.aic_gather")
+DDR_VIEWS = ("tensor.slice", "tensor.reshape", "tensor.view")  # views of DDR: no compute of their own
 
 
 def _leaves(s: Stmt, region: SplitAivScope | None, out: list[tuple[Stmt, SplitAivScope | None]]) -> None:
@@ -80,7 +82,8 @@ def _check_call(call: Call, s: Stmt, region: SplitAivScope | None, core: bool, w
     if region is None and name in CROSSINGS:
         raise PassError(f"{name.split('.')[1]} outside every split_aiv region {where}: it names the "
                         f"boundary of a region and must be written inside one", s.span)
-    if region is None and core and is_vector_compute(call) and not _stores_cube_result(call, cube_defs):
+    if region is None and core and is_vector_compute(call) and name not in DDR_VIEWS \
+            and not _stores_cube_result(call, cube_defs):
         raise PassError(f"vector op {name} outside every split_aiv region {where}: once a function "
                         f"opens a region, its vector work must be inside one (use mode=pl.SplitMode.NONE "
                         f"for a full-width phase)", s.span)

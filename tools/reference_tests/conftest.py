@@ -1,0 +1,90 @@
+"""pytest set-up for the reference's system tests on plang (copied next to them by run.py):
+the options and fixtures they use, and the runner that executes a `PTOTestCase`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import torch
+
+import plang as pl
+from plang.runtime import RunConfig
+from plang.runtime.runner import RunResult
+from plang.runtime.runner import TensorSpec as ArgumentSpec
+
+#: the chips plang simulates for these tests; cases of the others (A5) are skipped
+RUN_PLATFORMS = ("a2a3", "a2a3sim")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--platform", default="a2a3sim", help="the simulated chip (a2a3 / a2a3sim)")
+    parser.addoption("--device", default="0", help="accepted for the reference's command lines")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "platforms(*names): the platforms a test runs on")
+    config.addinivalue_line("markers", "a5: an A5-only test")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        marker = item.get_closest_marker("platforms")
+        param = getattr(item, "callspec", None) and item.callspec.params.get("platform")
+        if (marker is not None and not set(marker.args) & set(RUN_PLATFORMS)) or \
+                (isinstance(param, str) and param not in RUN_PLATFORMS) or item.get_closest_marker("a5"):
+            item.add_marker(pytest.mark.skip(reason="a platform plang does not run these tests on"))
+
+
+def _compare(name: str, got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> str | None:
+    """Why `got` does not match the golden `want` (None: it does); NaN golden cells are
+    undefined by the case's contract and skipped, as the reference's harness does."""
+    g, w = got.to(torch.float64), want.to(torch.float64)
+    keep = ~torch.isnan(w)
+    if torch.allclose(g[keep], w[keep], rtol=rtol, atol=atol, equal_nan=True):
+        return None
+    worst = (g[keep] - w[keep]).abs().nan_to_num(float("inf")).max().item()
+    return f"output {name!r} differs from the golden: max abs diff {worst:.6g} (rtol={rtol}, atol={atol})"
+
+
+class Runner:
+    """Runs a case: its tensors and scalars, the golden from `compute_expected`, the program
+    through `plang.runtime.run`, then every output compared with the golden. `config` is the
+    session's `RunConfig`."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+
+    def run(self, case: Any) -> RunResult:
+        specs = case.define_tensors()
+        tensors = {s.name: ArgumentSpec(s.name, s.shape, s.dtype.torch_dtype, s.init_value, s.is_output)
+                   .create_tensor() for s in specs}
+        scalars = case.define_scalars()
+        golden = {k: v.clone() for k, v in tensors.items()}
+        params = {s.name: s.value for s in scalars}
+        case.compute_expected(golden, params or None)
+        start = time.perf_counter()
+        pl.runtime.run(case.get_program(), *tensors.values(), *params.values(), config=case.config)
+        elapsed = time.perf_counter() - start
+        for s in specs:
+            if s.is_output:
+                why = _compare(s.name, tensors[s.name], golden[s.name], case.config.rtol, case.config.atol)
+                if why is not None:
+                    return RunResult(False, case.get_name(), why, elapsed)
+        return RunResult(True, case.get_name(), None, elapsed)
+
+
+@pytest.fixture(scope="session")
+def test_config(request: pytest.FixtureRequest) -> RunConfig:
+    return RunConfig(platform=request.config.getoption("--platform"))
+
+
+@pytest.fixture(scope="session")
+def test_runner(test_config: RunConfig) -> Runner:
+    return Runner(test_config)
+
+
+@pytest.fixture(scope="session")
+def device_ids() -> list[int]:
+    return [0]

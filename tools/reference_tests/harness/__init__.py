@@ -1,0 +1,1 @@
+"""plang's stand-in for the reference's system-test harness package (see ../run.py)."""

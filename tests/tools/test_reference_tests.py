@@ -72,6 +72,6 @@ def test_a_reference_case_runs_on_plang(tmp_path):
                           str(tmp_path / "reference"), "--work", str(tmp_path / "work"), "runtime", "-q"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "3 passed, 2 skipped" in run.stdout
+    assert "2 passed, 3 deselected" in run.stdout  # the A5 variants and a2a3sim (same chip as a2a3)
     renamed = tmp_path / "work" / "tests" / "st" / "runtime" / "test_add.py"
     assert "import plang.language as pl" in renamed.read_text()

@@ -107,17 +107,29 @@ def test_events_in_a_mixed_kernel_stay_on_their_side():
     torch.testing.assert_close(out, expect, equal_nan=True, rtol=1e-4, atol=1e-4)
 
 
-def test_an_event_among_cores_of_one_type_is_a_clear_error():
+def _lone_vector_kernel(ffts_mode: int):
+    """A program whose one AIV kernel, launched on its own, sets event 2."""
+
     @pl.program
-    class OneType:
+    class Lone:
         @pl.function(type=pl.FunctionType.AIV)
         def vector(self, out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            pl.system.sync_set(2, pipe=pl.PipeType.MTE3, ffts_mode=0)
+            pl.system.sync_set(2, pipe=pl.PipeType.MTE3, ffts_mode=ffts_mode)
             return pl.store(pl.full([16, 16], dtype=pl.FP32, value=1.0), [0, 0], out)
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             return self.vector(out)
 
+    return Lone
+
+
+def test_an_event_among_cores_of_one_type_is_a_clear_error():
     with pytest.raises(pl.errors.Error, match=r"system\.sync_set: ffts_mode=0 .* not supported"):
-        pl.compile(OneType)(torch.zeros(16, 16))
+        pl.compile(_lone_vector_kernel(0))(torch.zeros(16, 16))
+
+
+def test_an_event_outside_a_group_is_a_clear_error():
+    with pytest.raises(pl.errors.Error, match=r"uses cross-core event 2 \(to AIC, AIV lane 0\) but was "
+                                              r"launched outside a Group"):
+        pl.compile(_lone_vector_kernel(2))(torch.zeros(16, 16))

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from plang.codegen.kernel import compile_kernel
-from plang.codegen.kernel.abi import TO_AIC, TO_AIV, pipe_id
+from plang.codegen.kernel.abi import EVENT_CROSSING, TO_AIC, TO_AIV, pipe_id
 from plang.dtypes import FP32, INDEX
 from plang.ir import FunctionType, ParamDirection, TensorType
 from plang.ir.builder import IRBuilder
@@ -248,3 +248,4 @@ def test_pipe_use_outside_a_group_and_direct_launch_with_a_pipe_set():
 def test_pipe_names_decode_the_abi_pipe_ids():
     assert pipe_name(pipe_id(3, TO_AIC, 1)) == "pipe 15 (crossing 3, to AIC, AIV lane 1)"
     assert pipe_name(pipe_id(0, TO_AIV, 0)) == "pipe 0 (crossing 0, to AIV, AIV lane 0)"
+    assert pipe_name(pipe_id(EVENT_CROSSING + 5, TO_AIV, 1)) == "cross-core event 5 (to AIV, AIV lane 1)"

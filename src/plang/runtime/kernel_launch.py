@@ -30,7 +30,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ..codegen.kernel.abi import TO_AIV, LaunchContext, PipeApi
+from ..codegen.kernel.abi import EVENT_CROSSING, TO_AIV, LaunchContext, PipeApi
 from .cancel import KernelCancelled
 from .cancel import current as current_token
 from .pipes import PipeError, PipeSet, lazy_native, symbol_addresses
@@ -68,8 +68,10 @@ def pipe_name(pipe_id: int) -> str:
         return "a pipe"
     crossing, rest = divmod(pipe_id, 4)
     direction, lane = divmod(rest, 2)
-    return (f"pipe {pipe_id} (crossing {crossing}, {'to AIV' if direction == TO_AIV else 'to AIC'}, "
-            f"AIV lane {lane})")
+    to = "to AIV" if direction == TO_AIV else "to AIC"
+    if crossing >= EVENT_CROSSING:
+        return f"cross-core event {crossing - EVENT_CROSSING} ({to}, AIV lane {lane})"
+    return f"pipe {pipe_id} (crossing {crossing}, {to}, AIV lane {lane})"
 
 
 class _ThreadLaunch:

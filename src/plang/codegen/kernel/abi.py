@@ -53,8 +53,11 @@ without) and given back at exit with `scratch_release`: the runtime's per-thread
 Pipe ids: `pipe_id(id, direction, lane) = 4 * id + 2 * direction + lane`, direction
 `TO_AIV` (0) or `TO_AIC` (1), lane = the AIV sub-block. A tile crosses as its row-major
 buffer (rows × padded row pitch); with split 1 (up-down) each lane gets half the rows,
-with split 2 (left-right) half the columns; split 0 sends the whole tile to both lanes
-(and the cube pops both lanes' copies, keeping lane 0's).
+with split 2 (left-right) half the columns (3 / 4: the same over an odd extent, halves
+rounded up and lane 1 one short); split 0 sends the whole tile to both lanes (and the cube
+pops both lanes' copies, keeping lane 0's). The cross-core event `event_id`
+(`system.sync_set` / `sync_wait`) is crossing `EVENT_CROSSING + event_id`, carrying 8-byte
+tokens.
 
 `ArgPacker` precomputes the ctypes structures of one signature; `pack` fills them from torch
 tensors / ints / floats and returns the `void*[]` to hand to the entry point.
@@ -75,6 +78,7 @@ from .native import KernelCompileError
 
 TO_AIV = 0
 TO_AIC = 1
+EVENT_CROSSING = 1 << 20  # the crossing id of event 0 (the tiles' crossings count from 0)
 
 _i64 = ctypes.c_int64
 _vp = ctypes.c_void_p

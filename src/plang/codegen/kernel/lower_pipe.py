@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ... import ir as pir
 from ...dtypes import INT64
-from .abi import CONTEXT_FIELDS, PIPE_API_FIELDS, TO_AIC, TO_AIV, pipe_id
+from .abi import CONTEXT_FIELDS, EVENT_CROSSING, PIPE_API_FIELDS, TO_AIC, TO_AIV, pipe_id
 from .builder import TileBuf, geometry, ptr_type
 from .checks import cancel_unless_ok
 from .context import LowerContext, field_address
@@ -159,7 +159,6 @@ def lower_free_to_aiv(lc: LowerContext, short: str, a: dict):
     return None
 
 
-EVENT_IDENT = 1 << 20  # pipe crossing ids of the events start here (data pipes count from 0)
 TOKEN_BYTES = 8
 
 
@@ -169,7 +168,7 @@ def _event(lc: LowerContext, a: dict, signal: bool) -> None:
     if signal and a.get("ffts_mode") not in (None, 2):
         raise lc.error(f"{name}: ffts_mode={a['ffts_mode']} (a sync among cores of one type) is not "
                        "supported on the simulated chip; mode 2 orders the cube and its AIV lanes")
-    ident = EVENT_IDENT + int(a["event_id"])
+    ident = EVENT_CROSSING + int(a["event_id"])
     token = TileBuf(lc.kb.alloc_scratch(ir.IntegerType.get_signless(64), 1), INT64, 1, 1, 1, 1,
                     (lc.kb.idx(1), lc.kb.idx(1)))
     on_cube = lc.function.func_type is pir.FunctionType.AIC

@@ -110,3 +110,29 @@ def test_a_narrowed_vector_tile_reaches_the_cube_with_its_valid_region(rows):
     expect = torch.full((16, 16), float("nan"))
     expect[:rows] = a.exp() @ w
     torch.testing.assert_close(c, expect, equal_nan=True)
+
+
+@pl.jit
+def hand_split_round_trip(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [16, 32], valid_shape=[13, 32], target_memory=pl.MemorySpace.Mat)
+        tw = pl.load(w, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+        mm = pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left),
+                       pl.move(tw, target_memory=pl.MemorySpace.Right))
+        for lane in pl.split_aiv(2, mode=UP_DOWN):
+            back = pl.aic_gather(pl.exp(pl.aiv_shard(mm)))
+        res = pl.matmul(pl.move(back, target_memory=pl.MemorySpace.Left),
+                        pl.move(tw, target_memory=pl.MemorySpace.Right))
+        c = pl.store(res, [0, 0], c)
+    return c
+
+
+def test_a_hand_split_round_trip_rejoins_the_lanes_shares():
+    # the lanes hold 8 and 5 of the 13 valid rows; the cube's rejoined tile is valid on all
+    # 13 (not twice a lane's rounded-up share, 14), so the second product stores 13 rows
+    a, w = torch.randn(13, 32) * 0.1, torch.randn(32, 32) * 0.1
+    c = torch.full((16, 32), float("nan"))
+    hand_split_round_trip(a, w, c)
+    expect = torch.full((16, 32), float("nan"))
+    expect[:13] = (a @ w).exp() @ w
+    torch.testing.assert_close(c, expect, equal_nan=True, rtol=1e-4, atol=1e-4)

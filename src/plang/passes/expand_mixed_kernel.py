@@ -15,9 +15,11 @@ split code (3 / 4 over an odd extent: halves rounded up, lane 1 one short); the 
 itself becomes its body on the AIV side, with the lane index bound by
 `tile.get_subblock_idx()`. A popped tile keeps the valid region of what was pushed (a
 narrowed one travels in the pop's type), a lane's half of a cube tile its share
-`min(max(valid - lane * half, 0), half)` of it. Each crossing has its own pipe: crossings in one direction are
-numbered in definition order (the `id` of the push / pop / free; 0, the default, is left out),
-so tiles of different sizes never share a pipe's slots. A DDR tensor stored by one side
+`min(max(valid - lane * half, 0), half)` of it, and a tile gathered back from the lanes'
+shares of a cube tile (through ops that keep valid regions) that tile's valid region.
+Each crossing has its own pipe: crossings in one direction are numbered in definition
+order (the `id` of the push / pop / free; 0, the default, is left out), so tiles of
+different sizes never share a pipe's slots. A DDR tensor stored by one side
 and loaded by the other is ordered by a fence token on a pipe of its own
 (`analysis/ddr_fences.py`). A scalar computed by one side's work and read by the other's
 is an error naming it (only tiles travel on the pipes).
@@ -32,6 +34,7 @@ from ..ir.expr import Call, ConstInt, Expr, GlobalVar, TupleGetItem, Var
 from ..ir.function import Function, Program
 from ..ir.ops import make_call
 from ..ir.ops.common import VOID
+from ..ir.ops.registry import Op
 from ..ir.stmt import (
     Assign,
     Eval,
@@ -47,7 +50,7 @@ from ..ir.stmt import (
     flatten,
     seq,
 )
-from ..ir.types import TensorType, TileType, TupleType, dim_value
+from ..ir.types import TensorType, TileType, TupleType, dim_value, shapes_equal
 from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, runs_on, stmt_side
 from .analysis.ddr_fences import Fence, Fences, ddr_fences
 from .analysis.lane_share import lane_share
@@ -79,6 +82,7 @@ class _Analysis:
 
     def __init__(self, fn: Function, fences: Fences | None = None) -> None:
         self.fences = fences or Fences()
+        self.defs = {s.var: s.value for s in walk_stmts(fn.body) if isinstance(s, Assign)}
         self.def_side: dict[Var, Side] = {}
         self.sides: set[Side] = set()
         for s in walk_stmts(fn.body):
@@ -127,6 +131,22 @@ class _Analysis:
         for fence in self.fences.all():
             self.pipe_id[fence.token] = counts[fence.writer]
             counts[fence.writer] += 1
+
+    def shard_source(self, e: Expr) -> Expr | None:
+        """The cube tile an `aiv_shard` sent, where `e` follows from its result through ops
+        that keep the shape and valid region of their first tile operand (None: elsewhere)."""
+        while True:
+            call = self.defs.get(e) if isinstance(e, Var) else e
+            if not isinstance(call, Call) or not isinstance(call.op, Op):
+                return None
+            if call.op.name == "tile.aiv_shard":
+                return call.args[0]
+            operand = next((a for a in call.args if isinstance(getattr(a, "type", None), TileType)), None)
+            if operand is None or not (shapes_equal(operand.type.shape, e.type.shape) and
+                                       shapes_equal(operand.type.effective_valid_shape,
+                                                    e.type.effective_valid_shape)):
+                return None
+            e = operand
 
     def side_of(self, e: Expr) -> Side:
         return self.def_side.get(e, Side.BOTH) if isinstance(e, Var) else Side.BOTH
@@ -274,7 +294,21 @@ class _Projector(Retyper):
             split += 2  # the reference's odd codes: lane 1 one short of the larger half
         if self.side is producer:
             return [self.push(s.var, split, src)]
-        return self.lane_pop(s.var, src.type, split) if shard and split else self.pop(s.var, split)
+        if shard:
+            return self.lane_pop(s.var, src.type, split) if split else self.pop(s.var, split)
+        return self.pop(s.var, split, self.rejoined(s.var, src, split))
+
+    def rejoined(self, v: Var, half: Expr, split: int) -> TileType:
+        """The type of `v`, the gather of `half`: valid on the valid region of the cube tile
+        whose lanes' shares `half` holds, where `half` follows from a shard of one by ops that
+        keep its valid region (the lanes' shares rejoin to it), else `v`'s own."""
+        t: TileType = v.type
+        source = self.info.shard_source(half)
+        if not split or source is None or not shapes_equal(source.type.shape, t.shape):
+            return t
+        valid = list(t.effective_valid_shape)
+        valid[SPLIT_AXIS[split]] = source.type.effective_valid_shape[SPLIT_AXIS[split]]
+        return TileType(t.shape, t.dtype, t.memory_space, valid, t.view)
 
     def region(self, s: SplitAivScope) -> list[Stmt]:
         if self.side is Side.VECTOR:

@@ -81,7 +81,8 @@ def _holding_block(body: Stmt, targets: list[Stmt]) -> list[Stmt]:
     """The innermost statement list (a flattened body) holding every statement of `targets`."""
     for s in flatten(body):
         for child in child_stmts(s):
-            if all(_holds(child, [t]) for t in targets):
+            inside = {id(x) for x in walk_stmts(child)}
+            if all(id(t) in inside for t in targets):
                 return _holding_block(child, targets)
     return flatten(body)
 

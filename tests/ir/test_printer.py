@@ -327,3 +327,55 @@ def test_function_and_program_repr():
     assert repr(prog).startswith(
         "<Program import plang as pl\n\n\n@pl.program\nclass P:\n    @pl.function\n"
         "    def f(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n")
+
+
+def test_concise_drops_the_annotations_of_assignments_and_yields_only():
+    prog = pl_parse('''
+        import plang as pl
+
+        @pl.function
+        def f(a: pl.Tensor[[16, 16], pl.FP32], T: pl.Scalar[pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            b: pl.Tensor[[16, 16], pl.FP32] = pl.add(a, T)
+            for i, (acc,) in pl.range(2, init_values=(b,)):
+                acc_1: pl.Tensor[[16, 16], pl.FP32] = pl.yield_(pl.mul(acc, 2.0))
+            return acc_1
+        ''')
+    assert prog.as_python(concise=True).endswith(src('''
+        def f(a: pl.Tensor[[16, 16], pl.FP32], T: pl.Scalar[pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            b = pl.tensor.adds(a, T)
+            for i, (acc,) in pl.range(2, init_values=(b,)):
+                acc_1 = pl.yield_(pl.tensor.muls(acc, 2.0))
+            return acc_1
+        '''))
+
+
+def test_prefix_respells_the_import_and_every_pl_name_but_not_strings_or_clashing_vars():
+    prog = pl_parse('''
+        import plang as pl
+
+        @pl.function
+        def f(a: pl.Tensor[[16, 16], pl.FP32], T: pl.Scalar[pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            pl.func_attr({"note": "pl.keep"})
+            b: pl.Tensor[[16, 16], pl.FP32] = pl.add(a, T)
+            return b
+        ''')
+    assert prog.as_python(prefix="T", concise=True) == src('''
+        import plang as T
+
+
+        @T.function(attrs={'note': 'pl.keep'})
+        def f(a: T.Tensor[[16, 16], T.FP32], T_1: T.Scalar[T.FP32]) -> T.Tensor[[16, 16], T.FP32]:
+            b = T.tensor.adds(a, T_1)
+            return b
+        ''')
+    body = python_print(prog.body, prefix="T")
+    assert body.startswith("b: T.Tensor[[16, 16], T.FP32] = T.tensor.adds(a, T_1)")
+    assert python_print(ScalarType(FP16), "T", format=False, explicit_layout=True) == "T.Scalar[T.FP16]"
+    with pytest.raises(ValueError, match="prefix must be a Python identifier"):
+        prog.as_python(prefix="not a name")
+
+
+def pl_parse(text: str):
+    import plang as pl
+
+    return pl.parse(src(text))

@@ -22,3 +22,10 @@ def test_roundtrip(source):
     second = pl.parse(text)
     assert_structural_equal(first, second)
     assert second.as_python() == text
+
+
+@pytest.mark.parametrize("style", [{"concise": True}, {"prefix": "T"}], ids=["concise", "prefix"])
+@pytest.mark.parametrize("source", [s for _, s in CORPUS], ids=[n for n, _ in CORPUS])
+def test_concise_and_prefixed_prints_parse_back(source, style):
+    first = pl.parse(source)
+    assert_structural_equal(first, pl.parse(first.as_python(**style)))

@@ -75,3 +75,68 @@ def test_a_reference_case_runs_on_plang(tmp_path):
     assert "2 passed, 3 deselected" in run.stdout  # the A5 variants and a2a3sim (same chip as a2a3)
     renamed = tmp_path / "work" / "tests" / "st" / "runtime" / "test_add.py"
     assert "import plang.language as pl" in renamed.read_text()
+
+
+PAGE = '''# A page
+
+<!-- doctest: setup -->
+```python
+import pypto.language as pl
+import torch
+```
+
+<!-- doctest: run -->
+```python
+@pl.jit
+def double(a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.mul(a, WANT)
+    return out
+
+a, out = torch.randn(16, 16), torch.zeros(16, 16)
+double(a, out)
+assert torch.equal(out, 2 * a), "not doubled"
+```
+'''
+
+RUNNER = '''
+"""A stand-in for the reference's manual runner: setup + each run block, one process each."""
+import re, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCK = re.compile(r"<!-- doctest: (setup|run) -->\\n```python\\n(.*?)```", re.S)
+failed = 0
+for page in sorted((ROOT / "docs").rglob("*.md")):
+    blocks = BLOCK.findall(page.read_text())
+    setup = "".join(code for kind, code in blocks if kind == "setup")
+    for k, (kind, code) in enumerate(blocks):
+        if kind == "run":
+            script = ROOT / f"block_{k}.py"  # a file: plang reads the kernels' source
+            script.write_text(setup + code)
+            failed += subprocess.run([sys.executable, str(script)], cwd=ROOT).returncode != 0
+sys.exit(failed)
+'''
+
+
+def _manual(tmp_path, want: str) -> subprocess.CompletedProcess:
+    ref = tmp_path / "reference"
+    for part in ("tests/st", "examples", "tests/docs", "docs/en/user"):
+        (ref / part).mkdir(parents=True, exist_ok=True)
+    (ref / "tests" / "docs" / "run_doc_examples.py").write_text(RUNNER)
+    (ref / "docs" / "en" / "user" / "page.md").write_text(PAGE.replace("WANT", want))
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "reference_tests" / "run.py"), str(ref),
+                           "--work", str(tmp_path / "work"), "--docs"],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_reference_manual_runs_on_plang(tmp_path):
+    run = _manual(tmp_path, "2.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    page = tmp_path / "work" / "docs" / "en" / "user" / "page.md"
+    assert "import plang.language as pl" in page.read_text()
+
+
+def test_a_wrong_manual_block_fails(tmp_path):
+    run = _manual(tmp_path, "3.0")
+    assert run.returncode == 1 and "not doubled" in run.stderr

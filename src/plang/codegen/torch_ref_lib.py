@@ -485,24 +485,30 @@ class Pipes:
         return buf
 
 
-def co_run(ctx: Context, launches: Sequence[tuple[Callable[[], Any], int]]) -> None:
-    """Run a Group's kernels concurrently: (thunk, lanes) each; AIV kernels get 2 lanes."""
+def co_run(ctx: Context, launches: Sequence[tuple[Callable[[], Any], int]]) -> list[Any]:
+    """Run a Group's kernels concurrently: (thunk, lanes) each; AIV kernels get 2 lanes.
+    Returns each kernel's result (its lane 0's)."""
     errors: list[BaseException] = []
+    results: list[Any] = [None] * len(launches)
     block = ctx.block_idx, ctx.block_num
 
-    def run(fn: Callable[[], Any], lane: int, lanes: int) -> None:
+    def run(k: int, fn: Callable[[], Any], lane: int) -> None:
         ctx.block_idx, ctx.block_num = block
         ctx.subblock_idx, ctx.lanes = lane, 2
         try:
-            fn()
+            result = fn()
         except BaseException as e:  # re-raised in the caller's thread below
             errors.append(e)
+            return
+        if lane == 0:
+            results[k] = result
 
-    threads = [threading.Thread(target=run, args=(fn, lane, lanes))
-               for fn, lanes in launches for lane in range(lanes)]
+    threads = [threading.Thread(target=run, args=(k, fn, lane))
+               for k, (fn, lanes) in enumerate(launches) for lane in range(lanes)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if errors:
         raise errors[0]
+    return results

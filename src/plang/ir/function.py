@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from .enums import FunctionType, Level, ParamDirection, Role
 from .expr import Var
-from .node import Node, as_python, freeze_attrs, node
+from .node import Node, freeze_attrs, node
 from .span import Span
 from .stmt import Stmt
 from .types import Type
@@ -43,9 +43,6 @@ class Function(Node):
         when the program is prepared."""
         return bool(self.attrs.get("requires_runtime_binding", False))
 
-    def as_python(self) -> str:
-        return as_python(self)
-
 
 @node
 class Program(Node):
@@ -75,6 +72,3 @@ class Program(Node):
 
     def with_functions(self, functions: Sequence[Function]) -> Program:
         return Program(self.name, functions, self.span)
-
-    def as_python(self) -> str:
-        return as_python(self)

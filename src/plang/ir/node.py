@@ -32,10 +32,10 @@ def freeze_attrs(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(attrs or {}))
 
 
-_printer: Callable[[Node], str]
+_printer: Callable[..., str]
 
 
-def register_printer(printer: Callable[[Node], str]) -> None:
+def register_printer(printer: Callable[..., str]) -> None:
     """Install the IR printer, `printer.python_print`, which `Node.__repr__` and `as_python`
     call. The printer imports every node module, so they reach it through this hook, set when
     `printer` is imported (`plang.ir` imports it), not through an import back (a cycle)."""
@@ -43,9 +43,9 @@ def register_printer(printer: Callable[[Node], str]) -> None:
     _printer = printer
 
 
-def as_python(n: Node) -> str:
-    """`n` printed as plang Python source (the registered printer)."""
-    return _printer(n)
+def as_python(n: Node, prefix: str = "pl", concise: bool = False, format: bool = True) -> str:
+    """`n` printed as plang Python source (the registered printer; see `python_print`)."""
+    return _printer(n, prefix, concise, format)
 
 
 def node(cls: type) -> type:
@@ -144,6 +144,11 @@ class Node:
         if ctor.takes_span:
             kwargs["span"] = span
         return cls(**kwargs)
+
+    def as_python(self, prefix: str = "pl", concise: bool = False, format: bool = True) -> str:
+        """This node as plang Python source: `prefix` is the name plang is imported as,
+        `concise` drops the annotations of assignments (see `plang.ir.python_print`)."""
+        return _printer(self, prefix, concise, format)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {_printer(self)}>"

@@ -50,6 +50,7 @@ from .expr import (
 )
 from .function import Function, Program
 from .node import Node, register_printer
+from .print_prefix import check_prefix, with_prefix
 from .printer_types import PLD_IMPORT, TypePrinter
 from .stmt import (
     Assign,
@@ -88,14 +89,21 @@ _REGION_MODE_OPS = ("aiv_shard", "aic_gather")  # their `mode` is the enclosing 
 _NOT_IDENT = re.compile(r"\W")
 
 
-def python_print(node: Node) -> str:
+def python_print(node: Node, prefix: str = "pl", concise: bool = False, format: bool = True,
+                 explicit_layout: bool = False) -> str:
     """DSL source for any IR node: a module for a Program or Function, source lines for a
-    statement, the expression for an Expr and the annotation for a Type."""
-    if isinstance(node, Program):
-        return _Printer(in_program=True).module(node)
-    if isinstance(node, Function):
-        return _Printer(in_program=False).module(node)
-    p = _Printer(in_program=False)
+    statement, the expression for an Expr and the annotation for a Type.
+
+    `prefix` is the name plang is imported as; `concise` drops the annotations of assignments
+    and yields (signatures keep theirs). `format` and `explicit_layout` are the reference's;
+    plang prints one layout, which spells out every tile's memory space and view."""
+    return with_prefix(_print(node, check_prefix(prefix), concise), prefix)
+
+
+def _print(node: Node, prefix: str, concise: bool) -> str:
+    if isinstance(node, (Program, Function)):
+        return _Printer(isinstance(node, Program), prefix, concise).module(node)
+    p = _Printer(False, prefix, concise)
     if isinstance(node, Stmt):
         p.stmt(node)
         return "\n".join(p.lines)
@@ -110,7 +118,7 @@ def python_print(node: Node) -> str:
 
 def format_value(v: Any) -> str:
     """An attribute value as source (dtypes, enums, numbers, strings, sequences; no Exprs)."""
-    return _Printer(in_program=False).value(v)
+    return _Printer(False).value(v)
 
 
 def _format_float(v: float) -> str:
@@ -142,13 +150,14 @@ class _Namer:
 
 
 class _Printer(TypePrinter):
-    def __init__(self, in_program: bool) -> None:
+    def __init__(self, in_program: bool, prefix: str = "pl", concise: bool = False) -> None:
         self.lines: list[str] = []
         self.indent = ""
         self.in_program = in_program
-        self.module_names = _Namer({"pl", "self"})
+        self.concise = concise
+        self.module_names = _Namer({"pl", prefix, "self"})
         self.dyn_vars: list[Var] = []  # free Vars, in order of first use
-        self.local = _Namer(set())
+        self.local = _Namer(set(self.module_names.taken))
         self.in_function = False
         self.yield_targets: list[tuple[Var, ...]] = []
         self.split_modes: list[SplitMode] = []  # modes of the enclosing split_aiv regions
@@ -435,7 +444,7 @@ class _Printer(TypePrinter):
     def _assign(self, s: Assign) -> None:
         value = self.expr(s.value)
         name = self.define(s.var)
-        if isinstance(s.var.type, UnknownType):
+        if self.concise or isinstance(s.var.type, UnknownType):
             self.line(f"{name} = {value}")
         else:
             self.line(f"{name}: {self.type(s.var.type)} = {value}")
@@ -452,7 +461,7 @@ class _Printer(TypePrinter):
         if len(targets) == 1:
             var = targets[0]
             name = self.define(var)
-            ann = "" if isinstance(var.type, UnknownType) else f": {self.type(var.type)}"
+            ann = "" if self.concise or isinstance(var.type, UnknownType) else f": {self.type(var.type)}"
             self.line(f"{name}{ann} = {call}")
         elif targets:
             self.line(", ".join(self.define(v) for v in targets) + " = " + call)

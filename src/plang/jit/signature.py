@@ -2,8 +2,9 @@
 
 An annotation is read from the function's AST (evaluating its pieces in the function's
 namespace), never by executing the function: bare `pl.Tensor`, `pl.Tensor[[dims], dtype]`
-(dims are ints or `pl.dynamic` variables), `pl.Out[...]` / `pl.InOut[...]`, `pl.Scalar[dtype]`
-or a bare dtype (`pl.FP32`, the reference's spelling of a scalar parameter).
+(dims are ints or `pl.dynamic` variables), the same two forms of `pld.DistributedTensor`,
+`pl.Out[...]` / `pl.InOut[...]`, `pl.Scalar[dtype]` or a bare dtype (`pl.FP32`, the
+reference's spelling of a scalar parameter).
 """
 
 from __future__ import annotations
@@ -92,16 +93,20 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
         node = node.slice
         head = _dotted(node.value if isinstance(node, ast.Subscript) else node)
     kind = head.rsplit(".", 1)[-1]
-    if kind == "Tensor":
+    if kind in ("Tensor", "DistributedTensor"):
+        distributed = kind == "DistributedTensor"
         if not isinstance(node, ast.Subscript):
-            return ParamSpec(name, "tensor", direction, None, None, default=default, lineno=line)
+            return ParamSpec(name, "tensor", direction, None, None, default=default, lineno=line,
+                             distributed=distributed)
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         shape = _eval(parts[0], ns)
         dtype = _eval(parts[1], ns) if len(parts) > 1 else None
         layout = _eval(parts[2], ns) if len(parts) > 2 else TensorLayout.ND
         if not isinstance(shape, (list, tuple)) or not isinstance(dtype, DataType):
-            raise _error(filename, line, f"parameter {name!r}: expected pl.Tensor[[dims], dtype]")
-        return ParamSpec(name, "tensor", direction, tuple(shape), dtype, layout, default, line)
+            spelling = "pld.DistributedTensor" if distributed else "pl.Tensor"
+            raise _error(filename, line, f"parameter {name!r}: expected {spelling}[[dims], dtype]")
+        return ParamSpec(name, "tensor", direction, tuple(shape), dtype, layout, default, line,
+                         distributed=distributed)
     if kind == "Tile":
         if not isinstance(node, ast.Subscript):
             raise _error(filename, line, f"parameter {name!r}: a tile parameter needs its full type, "
@@ -117,8 +122,9 @@ def _read(name: str, node: ast.expr, ns: Mapping[str, Any], filename: str, line:
     if alias is not None:  # a name bound to an annotation, e.g. `T = pl.Tensor[[64, 64], pl.FP32]`
         return _from_type_spec(name, alias, direction, default, line)
     raise _error(filename, line, f"parameter {name!r}: @pl.jit parameters must be annotated "
-                    f"pl.Tensor, pl.Out[...], pl.InOut[...], pl.Scalar[...], a dtype such as pl.FP32 "
-                    f"or (in @pl.jit.inline / @pl.jit.incore helpers) pl.Tile[...], got {ast.unparse(node)}")
+                    f"pl.Tensor, pld.DistributedTensor, pl.Out[...], pl.InOut[...], pl.Scalar[...], a "
+                    f"dtype such as pl.FP32 or (in @pl.jit.inline / @pl.jit.incore helpers) pl.Tile[...], "
+                    f"got {ast.unparse(node)}")
 
 
 def _eval_alias(node: ast.expr, ns: Mapping[str, Any]) -> Any:

@@ -71,7 +71,7 @@ def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
     for name, value in binding.scalars.items():
         if value is not RUNTIME:
             constants[name] = repr(value)
-    out = ["import plang as pl", *_distributed_imports(functions), ""]
+    out = ["import plang as pl", *_distributed_imports(functions, annotations), ""]
     for fn in functions:
         for name, lit in _free_constants(fn, {d.name for d in functions}).items():
             if constants.setdefault(name, lit) != lit:
@@ -92,12 +92,13 @@ def specialize_source(entry: JITFunction, binding: Binding) -> Specialized:
     return Specialized("\n".join(out) + "\n", source_map, tuple(sorted(constants.items())), returns)
 
 
-def _distributed_imports(functions: list[JITFunction]) -> list[str]:
+def _distributed_imports(functions: list[JITFunction], annotations: dict[str, dict[str, str]]) -> list[str]:
     """`import plang.distributed as <alias>` for each alias the functions' modules bind (the
     bodies are copied verbatim), `pld` when only annotations need it."""
     aliases = {name for fn in functions for name, value in fn.source.namespace.items()
                if getattr(value, "__name__", None) in MODULE_NAMES}
-    if any(p.distributed for fn in functions for p in fn.source.params):
+    if any(text.startswith(("pld.", "pl.Out[pld.", "pl.InOut[pld."))
+           for ann in annotations.values() for text in ann.values()):
         aliases.add("pld")
     return [f"import plang.distributed as {a}" for a in sorted(aliases)]
 
@@ -144,9 +145,10 @@ def _dep_annotations(fn: JITFunction, functions: list[JITFunction],
         else:
             text = _from_call_site(fn, i, spec, functions, known)
             if text is None:
+                kind = "pld.DistributedTensor" if spec.distributed else "pl.Tensor"
                 raise JitSignatureError(f"cannot infer the shape of parameter "
                                         f"{spec.name!r} of {fn.name}: pass a parameter of the caller "
-                                        f"directly or annotate it fully as pl.Tensor[[dims], dtype]",
+                                        f"directly or annotate it fully as {kind}[[dims], dtype]",
                                         Span(src.filename, spec.lineno))
             ann[spec.name] = text
     return ann
@@ -173,6 +175,8 @@ def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: lis
             inner = _strip_direction(caller_ann[arg.id]) if arg.id in caller_ann else \
                 _created_tensor(caller, arg.id, caller_ann) or _sliced_view(caller, arg.id, caller_ann)
             if inner is not None:
+                if spec.distributed:  # the callee's kind, the caller's shape
+                    inner = "pld.DistributedTensor[" + inner.split("[", 1)[1]
                 if spec.direction is ParamDirection.Out:
                     return f"pl.Out[{inner}]"
                 if spec.direction is ParamDirection.InOut:
@@ -182,20 +186,24 @@ def _from_call_site(fn: JITFunction, index: int, spec: ParamSpec, functions: lis
 
 
 def _created_tensor(fn: JITFunction, name: str, ann: dict[str, str]) -> str | None:
-    """The annotation of a local made by `name = pl.create_tensor([dims], dtype=...)`; a dim
-    may be `param.shape[i]` of a parameter whose annotation is static."""
+    """The annotation of a local made by `name = pl.create_tensor([dims], dtype=...)` or
+    `name = pld.window(buf, [dims], dtype=...)`; a dim may be `param.shape[i]` of a parameter
+    whose annotation is static."""
     from .signature import _eval
 
     for node in ast.walk(fn.source.fdef):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
-                and isinstance(node.value, ast.Call)
-                and _dotted(node.value.func) in ("pl.create_tensor", "pl.tensor.create")):
+                and isinstance(node.value, ast.Call)):
             continue
         call = node.value
+        made = _maker(call, fn)
+        if made is None:
+            continue
+        kind, at = made
         args = {k.arg: k.value for k in call.keywords}
-        shape = call.args[0] if call.args else args.get("shape")
-        dtype = call.args[1] if len(call.args) > 1 else args.get("dtype")
+        shape = call.args[at] if len(call.args) > at else args.get("shape")
+        dtype = call.args[at + 1] if len(call.args) > at + 1 else args.get("dtype")
         try:
             dt = _eval(dtype, fn.source.namespace)
             dims = [_dim(d, fn, ann) for d in shape.elts] if isinstance(shape, (ast.List, ast.Tuple)) \
@@ -203,7 +211,19 @@ def _created_tensor(fn: JITFunction, name: str, ann: dict[str, str]) -> str | No
         except Exception:
             return None
         if isinstance(dims, (list, tuple)) and all(isinstance(d, int) for d in dims):
-            return f"pl.Tensor[[{', '.join(map(str, dims))}], {dt}]"
+            return f"{kind}[[{', '.join(map(str, dims))}], {dt}]"
+    return None
+
+
+def _maker(call: ast.Call, fn: JITFunction) -> tuple[str, int] | None:
+    """(annotation head, index of the shape argument) of a call that makes a tensor."""
+    dotted = _dotted(call.func)
+    if dotted in ("pl.create_tensor", "pl.tensor.create"):
+        return "pl.Tensor", 0
+    root, _, rest = dotted.partition(".")
+    if rest in ("window", "tensor.window") and \
+            getattr(fn.source.namespace.get(root), "__name__", None) in MODULE_NAMES:
+        return "pld.DistributedTensor", 1
     return None
 
 
@@ -333,6 +353,10 @@ def _emit_function(fn: JITFunction, ann: dict[str, str], dep_names: set[str], ou
         return ReturnPlan(0, ()) if fn.kind == "orchestration" else None
     first, last = body[0].lineno, fdef.end_lineno
     lines = list(src.lines[first - 1:last])
+    col = body[0].col_offset  # (a UTF-8 byte offset, as every column used below)
+    head = lines[0].encode()[:col].decode()
+    if head.strip():  # a body on the `def` / `):` line: blank what precedes it, keeping columns
+        lines[0] = " " * col + lines[0][len(head):]
     _rewrite(src, dep_names, lines, first)
     plan = _return_outputs(src, body, lines, first) if fn.kind == "orchestration" else None
     for offset, line in enumerate(lines):
@@ -360,17 +384,17 @@ def _return_outputs(src: FunctionSource, body: list[ast.stmt], lines: list[str],
     if extra:
         if returns:
             lo, hi = final.lineno - first, final.end_lineno - first
-            indent = lines[lo][: len(lines[lo]) - len(lines[lo].lstrip())]
             text = "if 1:\n" + "\n".join(lines[lo:hi + 1])  # the return as rewritten (self.dep)
-            value = pyast.parse(text).body[0].body[0].value
+            ret = pyast.parse(text).body[0].body[-1]  # (after any `a = ...;` sharing its line)
+            value = ret.value
             elts = [] if value is None else value.elts if isinstance(value, ast.Tuple) else [value]
             parts = [ast.get_source_segment(text, v) for v in elts] + extra
-            lines[lo] = f"{indent}return {', '.join(parts)}"
+            lines[lo] = lines[lo].encode()[:ret.col_offset].decode() + f"return {', '.join(parts)}"
             for k in range(lo + 1, hi + 1):
                 lines[k] = ""
         else:
-            indent = lines[final.lineno - first][: final.col_offset]
-            lines.append(f"{indent}return {', '.join(extra)}")
+            line = lines[final.lineno - first]
+            lines.append(f"{line[: len(line) - len(line.lstrip())]}return {', '.join(extra)}")
     return ReturnPlan(len(values), tuple(writebacks))
 
 

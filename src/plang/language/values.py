@@ -442,8 +442,8 @@ class _Direction:
     direction = ParamDirection.In
 
     def __class_getitem__(cls, item: Any) -> Any:
-        if item is Tensor:  # `pl.Out[pl.Tensor]`: a @pl.jit parameter whose shape comes from the call
-            return cls
+        if isinstance(item, type) and issubclass(item, Tensor):
+            return cls  # `pl.Out[pl.Tensor]` / `pl.Out[pld.DistributedTensor]`: shape from the call
         if not isinstance(item, TypeSpec) or item.direction is not ParamDirection.In:
             raise ParserTypeError(f"pl.{cls.__name__}[...] wraps a type such as pl.Tensor[[64], pl.FP32]")
         return TypeSpec(item.type, cls.direction)

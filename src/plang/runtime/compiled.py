@@ -205,6 +205,18 @@ class CompiledProgram:
 
         return ChipWorker.for_call(config).run(self, *args)
 
+    def validate_ir(self, tensors: Mapping[str, torch.Tensor], expected: Mapping[str, torch.Tensor],
+                    *, rtol: float = 5e-2, atol: float = 5e-2) -> dict[str, dict[str, float]]:
+        """Run the torch reference of every pass IR in ``<output_dir>/passes_dump`` and compare
+        the tensors of `expected` after each (`plang.debug.validate_pass_ir_codegen_results`)."""
+        from ..codegen.torch_ref_validation import validate_pass_ir_codegen_results
+
+        dump = None if self.output_dir is None else self.output_dir / "passes_dump"
+        if dump is None or not dump.is_dir():
+            raise FileNotFoundError(f"{self.name}: no passes_dump/ under {self.output_dir}; compile "
+                                    "with dump_passes=True to check each pass")
+        return validate_pass_ir_codegen_results(dump, tensors, expected, rtol=rtol, atol=atol)
+
     def __fspath__(self) -> str:
         if self.output_dir is None:
             raise TypeError(f"{self.name}: it has no artefacts (a program restored from plang's "

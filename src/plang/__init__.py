@@ -36,6 +36,7 @@ from .errors import (
                      Error,
                      InternalCompilerError,
                      InternalError,
+                     InvalidOperationError,
                      InvalidPythonError,
                      ParserError,
                      ParserNameError,

@@ -162,6 +162,13 @@ class SSAViolationError(ParserError):
     code = "PL500"
 
 
+class InvalidOperationError(ParserError):
+    """A statement where its construct forbids it: `break` / `continue` in a parallel or
+    unrolled loop, or in a `pl.spmd` / `pl.split_aiv` body."""
+
+    code = "PL700"
+
+
 class JitSignatureError(Error, TypeError):
     """A `@pl.jit` parameter whose annotation cannot be read, or whose shape a helper cannot
     infer from its call sites; also a `TypeError`. The span is the parameter's line."""

@@ -132,6 +132,18 @@ MISTAKES = [
      "stage", "pl.pipeline(4)"),
     ("bad_dtype_in_annotation", "x: pl.Tensor[[64, 64], 3] = a\nreturn a", pl.ParserTypeError,
      "pl.Tensor needs a dtype", "pl.Tensor[[64, 64], 3]"),
+    ("break_in_parallel_loop", "for i in pl.parallel(4):\n    if i > n:\n        break\nreturn a",
+     pl.InvalidOperationError, "'break' is not supported in a pl.parallel loop", "break"),
+    ("continue_in_unrolled_loop", "for i in pl.unroll(4):\n    continue\nreturn a", pl.InvalidOperationError,
+     "'continue' is not supported in an unrolled (pl.unroll) loop", "continue"),
+    ("break_in_spmd_body", "for b in pl.spmd(4):\n    break\nreturn a", pl.InvalidOperationError,
+     "'break' is not supported in a pl.spmd body", "break"),
+    ("break_out_of_an_outlined_scope", "for i in pl.range(4):\n    with pl.at(level=pl.Level.CORE_GROUP):\n        break\nreturn a",
+     pl.InvalidOperationError, "'break' inside a pl.at scope cannot leave the loop around it", "break"),
+    ("static_print_without_arguments", "pl.static_print()\nreturn a", pl.ParserSyntaxError,
+     "pl.static_print needs at least 1 argument", "pl.static_print()"),
+    ("dumps_of_a_scalar", "with pl.at(level=pl.Level.CORE_GROUP, dumps=[n]):\n    y = n\nreturn a", pl.ParserTypeError,
+     "dumps= entry Scalar[INDEX] is not a tensor variable", "pl.at("),
 ]
 
 
@@ -168,9 +180,49 @@ def test_program_call_wrong_argument_type():
                   "argument 'out' of k() expects Tensor[[64, 64], FP32]", "self.k(a, 3)")
 
 
+def test_program_call_wrong_argument_shape():
+    check_program("b = pl.create_tensor([32, 64], dtype=pl.FP32)\nout = self.k(b, a)\nreturn out",
+                  pl.ParserTypeError, "argument 'a' of k() expects Tensor[[64, 64], FP32], got Tensor[[32, 64], FP32]",
+                  "self.k(b, a)")
+
+
+def test_a_dynamic_dim_binds_one_extent_per_call():
+    source = PROGRAM.replace("def k(self, a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]",
+                             "def k(self, a: pl.Tensor[[M, 64], pl.FP32], out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]")
+    source = source.replace("@pl.program", 'M = pl.dynamic("M")\n\n\n@pl.program')
+    _raises(source, FIRST_PROGRAM_LINE + 3, 8, "b = pl.create_tensor([32, 64], dtype=pl.FP32)\nout = self.k(a, b)\nreturn out",
+            pl.ParserTypeError, "conflicting bindings for M in k(): 64 from argument 'a', 32 from argument 'out'",
+            "self.k(a, b)")
+
+
 def test_submit_unknown_keyword():
     check_program("r, tid = pl.submit(self.k, a, a, after=[1])\nreturn r", pl.ParserSyntaxError,
                   "pl.submit got an unexpected keyword 'after'", "[1]")
+
+
+def test_spmd_submit_of_no_blocks():
+    check_program("with pl.manual_scope():\n    r, tid = pl.spmd_submit(self.k, a, a, core_num=0)\nreturn r",
+                  pl.ParserSyntaxError, "core_num must be positive, got 0", "0)")
+
+
+def test_submit_dumps_a_tensor_it_does_not_pass():
+    check_program("b = pl.create_tensor([64, 64], dtype=pl.FP32)\nwith pl.manual_scope():\n"
+                  "    r, tid = pl.submit(self.k, a, a, dumps=[b])\nreturn r",
+                  pl.ParserTypeError, "dumps= entry 'b' is not an argument of this pl.submit", "pl.submit")
+
+
+def test_break_leaves_the_innermost_sequential_loop():
+    """A sequential loop nested in a parallel one may break: it leaves only itself."""
+    source = HEADER.format(ftype="Opaque") + textwrap.indent(
+        "for i in pl.parallel(4):\n    for j in pl.range(8):\n        if j > n:\n            break\nreturn a", "    ")
+    assert "break" in pl.parse(source + "\n").as_python()
+
+
+def test_function_attrs_must_be_a_dict_of_string_keys():
+    with pytest.raises(pl.ParserTypeError, match="attrs= must be a dict, got \\[\\]"):
+        pl.function(attrs=[])
+    with pytest.raises(pl.ParserTypeError, match="attrs= keys must be strings, got 1"):
+        pl.function(attrs={1: 2})
 
 
 def test_invalid_python_syntax_reports_line():

@@ -246,13 +246,14 @@ def _register() -> None:
                     ("get_subblock_idx", "subblock_idx")):
         both(q, lambda a, attr=attr: f"_ctx.{attr}")
 
-    TABLE["tile.tpush_to_aiv"] = lambda a: f"_pipes.push_to_aiv({a['tile']}, {a.raw('split')}, {a.raw('id')})"
-    TABLE["tile.tpush_to_aic"] = lambda a: f"_pipes.push_to_aic({a['tile']}, {a.raw('split')}, {a.raw('id')})"
-    TABLE["tile.tpop_from_aic"] = lambda a: f"_pipes.pop_from_aic({a.raw('id')})"
-    TABLE["tile.tpop_from_aiv"] = lambda a: f"_pipes.pop_from_aiv({a.raw('id')})"
+    for side in ("aiv", "aic"):
+        TABLE[f"tile.tpush_to_{side}"] = lambda a, side=side: (
+            f"_cross_core_rt.push_to_{side}({a['tile']}, {a.raw('split')}, {a.raw('id')})")
+    TABLE["tile.tpop_from_aic"] = lambda a: f"_cross_core_rt.pop_from_aic({a.raw('id')})"
+    TABLE["tile.tpop_from_aiv"] = lambda a: f"_cross_core_rt.pop_from_aiv({a.raw('id')})"
     TABLE["tile.tfree_to_aic"] = TABLE["tile.tfree_to_aiv"] = lambda a: "None"
     both("aiv_shard", lambda a: f"rt.halve({a['x']}, {a.raw('mode').name!r}, _ctx.subblock_idx)")
-    both("aic_gather", lambda a: f"_pipes.gather({a.site!r}, {a['x']})")
+    both("aic_gather", lambda a: f"_cross_core_rt.gather({a.site!r}, {a['x']})")
     for sync in ("sync_set", "sync_wait", "syncall", *ORDERING_ONLY):  # blocks run one after another
         TABLE[f"system.{sync}"] = lambda a: "None"
     TABLE["system.task_invalid"] = TABLE["system.task_dummy"] = lambda a: "None"  # tasks run in order

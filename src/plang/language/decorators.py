@@ -118,7 +118,8 @@ def function(
     external_source: str | Path | None = None,
 ) -> Any:
     """Parse a DSL function into an `ir.Function` (methods wait for `@pl.program`)."""
-    options = FunctionOptions(type, level, role, dict(attrs or {}), auto_scope, strict_ssa, external_source)
+    attrs = {} if attrs is None else dict(attrs) if isinstance(attrs, dict) else attrs
+    options = FunctionOptions(type, level, role, attrs, auto_scope, strict_ssa, external_source)
     deco = FunctionDecorator(options)
     return deco if func is None else deco(func)
 

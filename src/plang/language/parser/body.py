@@ -34,7 +34,7 @@ class Body:
         self.block_kinds: list[str] = []
         self.yield_slots: list[YieldSlot | None] = []
         self.scope_stack: list[tuple[str, Any, dict]] = []  # (construct name, ScopeKind, attrs)
-        self.loop_depth = 0
+        self.loop_kinds: list[str] = []  # the enclosing loops' constructs, innermost last
         self.prologue_open = True  # no statement but `pl.func_attr` / a docstring seen yet
         self.func_attrs: dict[str, Any] = {}
         self.dump_tags: list[Var] = []

@@ -19,7 +19,16 @@ from ...ir.enums import ParamDirection
 from ...ir.expr import Call, Cast, Expr, GlobalVar, Var
 from ...ir.function import Function
 from ...ir.ops import OpTypeError, OpValueError
-from ...ir.types import ScalarType, ShapedType, TupleType, Type, describe_type, describe_value
+from ...ir.types import (
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TupleType,
+    Type,
+    describe_type,
+    describe_value,
+    dim_value,
+)
 from .. import constructs
 from ..dispatch import literal
 from ..values import DSLValue, TypeSpec, wrap
@@ -225,6 +234,7 @@ class CallParser:
         exprs = []
         for p, a in zip(sig.params, args):
             exprs.append(self.argument(sig.name, p, a, node))
+        self.check_shapes(sig, exprs, node)
         tagged = tuple(v for v in self.body.dump_tags if any(e is v for e in exprs))
         if tagged and "dump_vars" not in kwargs:
             kwargs = {**kwargs, "dump_vars": tagged}
@@ -235,6 +245,28 @@ class CallParser:
             result or _call_result_type(sig, exprs),
             self.source.span(node),
         )
+
+    def check_shapes(self, sig: Signature, args: list[Expr], node: ast.AST) -> None:
+        """Each argument has its parameter's rank and static dims, and every dynamic dim of the
+        signature binds one extent (`M` cannot be 128 for one argument and 127 for another)."""
+        bound: dict[Var, tuple[int, str]] = {}
+        for p, e in zip(sig.params, args):
+            pt, at = p.type, e.type
+            if not (isinstance(pt, ShapedType) and isinstance(at, ShapedType)):
+                continue
+            wrong = pt.rank != at.rank
+            for d, actual in zip(pt.shape, at.shape):
+                have = dim_value(actual)
+                if isinstance(d, Var) and have is not None:
+                    first = bound.setdefault(d, (have, p.name))
+                    if first[0] != have:
+                        raise self.source.error(
+                            ParserTypeError, f"conflicting bindings for {d.name} in {sig.name}(): "
+                            f"{first[0]} from argument {first[1]!r}, {have} from argument {p.name!r}", node)
+                wrong = wrong or dim_value(d) is not None and have is not None and dim_value(d) != have
+            if wrong:
+                raise self.source.error(ParserTypeError, f"argument {p.name!r} of {sig.name}() expects "
+                                        f"{describe_type(pt)}, got {describe_type(at)}", node)
 
     def argument(self, fname: str, param: Var, value: Any, node: ast.AST) -> Expr:
         pt = param.type
@@ -290,6 +322,11 @@ class CallParser:
                 del kwargs[flag]
         if no_dep:
             kwargs["no_dep_args"] = no_dep
+        passed = [a.unwrap() if isinstance(a, DSLValue) else a for a in args]
+        stray = next((d for d in kwargs.get("dumps", ()) if not any(d is a for a in passed)), None)
+        if stray is not None:
+            raise self.source.error(ParserTypeError, f"dumps= entry {stray.name!r} is not an argument "
+                                    f"of this {what}", node, hint="dump a tensor the call passes the kernel")
         if "predicate" in kwargs:
             self.check_predicate(kwargs["predicate"], kwargs.get("deps", ()), node)
         result = TupleType([sig.result_type, ScalarType(TASK_ID)])
@@ -329,7 +366,14 @@ class CallParser:
                 raise self.source.error(
                     ParserTypeError, f"{key}= takes a list, got {type(value).__name__}", node
                 )
-            return tuple(None if v is None else self.exprs.as_expr(v, node) for v in value)
+            items = tuple(None if v is None else self.exprs.as_expr(v, node) for v in value)
+            if key == "dumps":
+                for e in items:
+                    if not (isinstance(e, Var) and isinstance(e.type, TensorType)):
+                        shown = "None" if e is None else describe_type(e.type)
+                        raise self.source.error(ParserTypeError, f"dumps= entry {shown} is not a "
+                                                "tensor variable", node, hint="dumps=[a, b] lists tensors")
+            return items
         if key == "arg_directions":
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, ParamDirection) for v in value):
                 raise self.source.error(
@@ -352,6 +396,8 @@ class CallParser:
         if key == "core_num":
             if isinstance(value, bool) or not isinstance(value, (int, DSLValue)):
                 raise self.source.error(ParserTypeError, f"core_num must be an integer, got {value!r}", node)
+            if isinstance(value, int) and value <= 0:
+                raise self.source.error(ParserSyntaxError, f"core_num must be positive, got {value}", node)
             return value if isinstance(value, int) else value.unwrap()
         if key in ("allow_early_resolve", "sync_start", "windowize") and not isinstance(value, bool):
             raise self.source.error(ParserTypeError, f"{key}= takes True or False, got {value!r}", node)

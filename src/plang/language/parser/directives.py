@@ -82,6 +82,8 @@ class Directives:
             )
 
     def construct_static_print(self, call: ast.Call, node: ast.stmt) -> None:
+        if not call.args:
+            raise self.source.error(ParserSyntaxError, "pl.static_print needs at least 1 argument", call)
         parts = []
         for a in call.args:
             v = self.exprs.eval(a)

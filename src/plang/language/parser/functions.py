@@ -44,7 +44,10 @@ class FunctionOptions:
         if self.role is not None and not isinstance(self.role, Role):
             raise ParserTypeError(f"@pl.function role= takes a pl.Role, got {self.role!r}")
         if not isinstance(self.attrs, dict):
-            raise ParserTypeError(f"@pl.function attrs= takes a dict, got {self.attrs!r}")
+            raise ParserTypeError(f"@pl.function attrs= must be a dict, got {self.attrs!r}")
+        bad = next((k for k in self.attrs if not isinstance(k, str)), None)
+        if bad is not None:
+            raise ParserTypeError(f"@pl.function attrs= keys must be strings, got {bad!r}")
         if self.external_source is not None and not isinstance(self.external_source, (str, Path)):
             raise ParserTypeError(
                 f"@pl.function external_source= takes a file path, got {self.external_source!r}"

@@ -149,7 +149,7 @@ class LoopParser:
             )
         if inits is None:
             loop_name = self._loop_index(node.target, f"pl.{fn.__name__}")
-            body, slot, loop_var = self.loop_body(node, loop_name, [], None)
+            body, slot, loop_var = self.loop_body(node, loop_name, [], None, kind=fn.__name__)
             if slot.node is not None:
                 raise self.source.error(
                     ParserSyntaxError,
@@ -177,7 +177,7 @@ class LoopParser:
             )
         names = self.iter_names(t.elts[1])
         iter_args = self.iter_args(names, inits, call)
-        body, slot, loop_var = self.loop_body(node, t.elts[0], iter_args, names)
+        body, slot, loop_var = self.loop_body(node, t.elts[0], iter_args, names, kind=fn.__name__)
         return_vars = self.return_vars(slot, iter_args, node)
         self.body.emit(
             For(
@@ -223,6 +223,7 @@ class LoopParser:
         iter_args: list[IterArg],
         names: list[ast.Name] | None,
         index_var: Var | None = None,
+        kind: str = "while",
     ) -> tuple[Any, YieldSlot, Var | None]:
         slot = YieldSlot()
         self.names.push_frame()
@@ -231,11 +232,11 @@ class LoopParser:
             loop_var = self.names.bind_local(index.id, ScalarType(INDEX), index, index_var)
         for ia in iter_args:
             self.names.bind_local(ia.name, ia.type, node, ia)
-        self.body.loop_depth += 1
+        self.body.loop_kinds.append(kind)
         try:
             body = self.stmts.parse_block(node.body, "for", slot, new_frame=False)
         finally:
-            self.body.loop_depth -= 1
+            self.body.loop_kinds.pop()
             self.names.pop_frame()
         return body, slot, loop_var
 
@@ -295,11 +296,11 @@ class LoopParser:
         if not isinstance(cond.type, ScalarType):
             raise self.source.error(ParserTypeError, "pl.cond needs a scalar condition", cond_call.args[0])
         slot = YieldSlot()
-        self.body.loop_depth += 1
+        self.body.loop_kinds.append("while_")
         try:
             body = self.stmts.parse_block(node.body[1:], "for", slot, new_frame=False)
         finally:
-            self.body.loop_depth -= 1
+            self.body.loop_kinds.pop()
             self.names.pop_frame(keep=False)
         return_vars = self.return_vars(slot, iter_args, node)
         self.body.emit(While(cond, iter_args, body, return_vars, self.source.span(node)))
@@ -327,7 +328,7 @@ class LoopParser:
         index = self._loop_index(node.target, "pl.spmd")
         attrs = self.spmd_attrs(fn, args, kwargs, node.iter)
         index_var = Var(index.id, ScalarType(INDEX), self.source.span(index))
-        body, slot, _ = self.loop_body(node, index, [], None, index_var)
+        body, slot, _ = self.loop_body(node, index, [], None, index_var, kind="spmd")
         if slot.node is not None:
             raise self.source.error(ParserSyntaxError, "pl.yield_ is not valid in a pl.spmd body", slot.node)
         self.body.emit(Scope(ScopeKind.Spmd, body, attrs, index_var=index_var, span=self.source.span(node)))
@@ -358,7 +359,7 @@ class LoopParser:
         lane_var = Var(lane.id, ScalarType(INDEX), self.source.span(lane))
         outer_mode, self.state.split_mode = self.state.split_mode, mode
         try:
-            body, slot, _ = self.loop_body(node, lane, [], None, lane_var)
+            body, slot, _ = self.loop_body(node, lane, [], None, lane_var, kind="split_aiv")
         finally:
             self.state.split_mode = outer_mode
         if slot.node is not None:

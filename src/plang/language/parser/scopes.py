@@ -13,6 +13,10 @@ from ...ir.stmt import Scope
 from ...ir.types import ScalarType
 from .loops import LoopParser, given
 
+OUTLINED_SCOPES = (ScopeKind.InCore, ScopeKind.Cluster, ScopeKind.Spmd, ScopeKind.Hierarchy)
+"""Scopes the passes outline into functions of their own: no return, break or continue
+crosses them."""
+
 if TYPE_CHECKING:
     from .statements import StatementParser
 
@@ -54,11 +58,16 @@ class ScopeParser:
                 )
             task_var = Var(item.optional_vars.id, ScalarType(TASK_ID), self.source.span(item.optional_vars))
         self.body.scope_stack.append((fn.__name__, kind, attrs))
+        outlined = kind in OUTLINED_SCOPES
+        if outlined:  # a break / continue cannot leave the function the scope becomes
+            self.body.loop_kinds.append(f"scope:pl.{fn.__name__}")
         try:
             slot = self.body.current_slot  # scopes are transparent to yields
             body = self.stmts.parse_block(node.body, kind.name, slot, new_frame=False)
         finally:
             self.body.scope_stack.pop()
+            if outlined:
+                self.body.loop_kinds.pop()
         self.body.emit(Scope(kind, body, attrs, task_var=task_var, span=self.source.span(node)))
         if task_var is not None:
             self.names.declare(task_var.name, task_var, item.optional_vars)

@@ -7,8 +7,13 @@ import ast
 from typing import Any
 
 from ...dtypes import INDEX
-from ...errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedConstructError
-from ...ir.enums import ScopeKind
+from ...errors import (
+    InvalidOperationError,
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UnsupportedConstructError,
+)
 from ...ir.expr import Call, Cast, ConstFloat, ConstInt, Expr, MakeTuple, TupleGetItem, Var
 from ...ir.stmt import Assign, Break, Continue, Eval, If, Return, Stmt, Yield, flatten, seq
 from ...ir.types import (
@@ -29,7 +34,7 @@ from .directives import Directives
 from .expressions import BINOPS, ExprEvaluator
 from .loops import LoopParser
 from .returns import close_returns
-from .scopes import ScopeParser
+from .scopes import OUTLINED_SCOPES, ScopeParser
 from .types import TypeResolver, merge_annotation
 
 _UNSUPPORTED_STMTS = {
@@ -48,10 +53,6 @@ _UNSUPPORTED_STMTS = {
     "AsyncWith": ("async with is not supported", ""),
     "AsyncFunctionDef": ("async functions are not supported", ""),
 }
-
-
-OUTLINED_SCOPES = (ScopeKind.InCore, ScopeKind.Cluster, ScopeKind.Spmd, ScopeKind.Hierarchy)
-"""Scopes the passes outline into functions of their own: a `return` cannot cross them."""
 
 
 class StatementParser:
@@ -361,7 +362,7 @@ class StatementParser:
         self.body.emit(Yield(values, self.source.span(node)))
 
     def stmt_Return(self, node: ast.Return) -> None:
-        if self.body.loop_depth:
+        if any(not k.startswith("scope:") for k in self.body.loop_kinds):
             raise self.source.error(
                 UnsupportedConstructError, "return inside a loop is not supported", node,
                 hint="leave the loop with break, then return after it",
@@ -408,14 +409,30 @@ class StatementParser:
         """`pass` emits nothing."""
 
     def stmt_Break(self, node: ast.Break) -> None:
-        if self.body.loop_depth == 0:
-            raise self.source.error(ParserSyntaxError, "break outside a loop", node)
+        self._check_loop_exit("break", node)
         self.body.emit(Break(self.source.span(node)))
 
     def stmt_Continue(self, node: ast.Continue) -> None:
-        if self.body.loop_depth == 0:
-            raise self.source.error(ParserSyntaxError, "continue outside a loop", node)
+        self._check_loop_exit("continue", node)
         self.body.emit(Continue(self.source.span(node)))
+
+    def _check_loop_exit(self, word: str, node: ast.stmt) -> None:
+        """`break` / `continue` leave a sequential loop only: a parallel loop's iterations
+        have no order, an unrolled one has no loop left, and a spmd / split_aiv body is a
+        scope over blocks or lanes."""
+        if all(k.startswith("scope:") for k in self.body.loop_kinds):
+            raise self.source.error(ParserSyntaxError, f"{word} outside a loop", node)
+        kind = self.body.loop_kinds[-1]
+        if kind.startswith("scope:"):
+            raise self.source.error(InvalidOperationError, f"'{word}' inside a {kind[6:]} scope cannot leave "
+                                    "the loop around it: the scope becomes a function of its own", node,
+                                    hint=f"set a flag in the scope and {word} after it")
+        if kind in ("parallel", "unroll", "spmd", "split_aiv"):
+            what = {"parallel": "a pl.parallel loop", "unroll": "an unrolled (pl.unroll) loop",
+                    "spmd": "a pl.spmd body", "split_aiv": "a pl.split_aiv body"}[kind]
+            raise self.source.error(InvalidOperationError, f"'{word}' is not supported in {what}", node,
+                                    hint=f"'{word}' leaves only a sequential loop (pl.range, "
+                                    "pl.pipeline, while or pl.while_)")
 
     def stmt_If(self, node: ast.If) -> None:
         cond = self.exprs.eval(node.test)

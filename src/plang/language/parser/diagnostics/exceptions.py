@@ -4,6 +4,7 @@ is plang's own class (`plang.errors`); the reference's `UndefinedVariableError` 
 `UnsupportedFeatureError` are plang's `ParserNameError` and `UnsupportedConstructError`."""
 
 from ....errors import (
+    InvalidOperationError,
     ParserError,
     ParserNameError,
     ParserSyntaxError,
@@ -15,5 +16,5 @@ from ....errors import (
 UndefinedVariableError = ParserNameError
 UnsupportedFeatureError = UnsupportedConstructError
 
-__all__ = ["ParserError", "ParserSyntaxError", "ParserTypeError", "SSAViolationError",
-           "UndefinedVariableError", "UnsupportedFeatureError"]
+__all__ = ["InvalidOperationError", "ParserError", "ParserSyntaxError", "ParserTypeError",
+           "SSAViolationError", "UndefinedVariableError", "UnsupportedFeatureError"]

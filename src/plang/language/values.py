@@ -40,6 +40,34 @@ class TypeSpec:
     def __repr__(self) -> str:
         return f"TypeSpec({self.type!r}, {self.direction.name})"
 
+    @property
+    def dtype(self) -> DataType:
+        """The element (or scalar) dtype the annotation names."""
+        return self.type.dtype
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """The annotated shape: ints, and `pl.dynamic` dims as their IR variables."""
+        return tuple(ir_types.dim_value(d) if ir_types.dim_value(d) is not None else d
+                     for d in self.type.shape)
+
+
+class _LegacyCall:
+    """`pl.Tensor((64, 128), pl.FP16)`, `pl.Tile(shape, dtype, ...)`, `pl.Scalar(pl.FP32)`: the
+    reference's older call spelling of an annotation, the same as the subscript form. (The
+    parser builds the values themselves from one IR expression.)"""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if "__class_getitem__" not in cls.__dict__ or (  # a subclass such as pl.dynamic's DynVar
+                len(args) == 1 and not kwargs and isinstance(args[0], Expr)):
+            return super().__new__(cls)
+        if kwargs:
+            raise ParserTypeError(f"pl.{cls.__name__}(...) as an annotation takes positional items "
+                                  f"only, got {', '.join(kwargs)}=", hint=f"write pl.{cls.__name__}[...]")
+        return cls[args[0] if len(args) == 1 else args]
+
 
 class TileView:
     """`pl.TileView(valid_shape=[..], blayout=.., slayout=.., fractal=.., pad=.., stride=[..],
@@ -301,7 +329,7 @@ class ShapedValue(DSLValue):
         return _ops.subscript(self, key)
 
 
-class Tensor(ShapedValue):
+class Tensor(_LegacyCall, ShapedValue):
     """A DDR tensor: `pl.Tensor[[dims], dtype]` or `pl.Tensor[[dims], dtype, layout]`."""
 
     __slots__ = ()
@@ -343,7 +371,7 @@ def tensor_spec(parts: tuple[Any, ...], ctor: type[TensorType], spelling: str) -
     return TypeSpec(ctor(_dims(parts[0]), _need_dtype(parts[1], spelling), layout, view, memref))
 
 
-class Tile(ShapedValue):
+class Tile(_LegacyCall, ShapedValue):
     """An on-chip tile: `pl.Tile[[dims], dtype(, memory_space)(, pl.TileView(..))]`."""
 
     __slots__ = ()
@@ -381,7 +409,7 @@ class Tile(ShapedValue):
         return self.type.memory_space
 
 
-class Scalar(DSLValue):
+class Scalar(_LegacyCall, DSLValue):
     """A scalar value: `pl.Scalar[pl.INT32]`."""
 
     __slots__ = ()

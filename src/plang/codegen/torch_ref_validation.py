@@ -18,7 +18,6 @@ from typing import Any, Mapping
 
 import torch
 
-from ..ir.function import Function, Program
 from .torch_ref import as_program, entry_name, reference_function
 
 _RENAMED = re.compile(r"(__\w+?_v\d+|_\d+)$")  # a suffix a pass may give a parameter's name
@@ -35,6 +34,9 @@ def validate_pass_ir_codegen_results(ir_dir: str | Path, tensors: Mapping[str, t
     tensors = _tensor_dict("tensors", tensors)
     expected = _tensor_dict("expected", expected)
     rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    missing = sorted(set(expected) - set(tensors))
+    if missing:
+        raise KeyError(f"expected names {missing[0]!r}, which is not among the tensors {sorted(tensors)}")
     report: dict[str, dict[str, float]] = {}
     for path in _ir_files(Path(ir_dir)):
         run = {name: t.clone() for name, t in tensors.items()}
@@ -78,10 +80,7 @@ def _ir_files(path: Path) -> list[Path]:
 def _run_entry(path: Path, run: dict[str, torch.Tensor]) -> None:
     from ..language.decorators import loads
 
-    parsed = loads(path)
-    if not isinstance(parsed, (Program, Function)):
-        raise ValueError(f"{path} holds no @pl.program or @pl.function")
-    program = as_program(parsed)
+    program = as_program(loads(path))
     entry = program.functions[entry_name(program)]
     args = [_argument(path, p.name, run) for p in entry.params]
     fn = reference_function(program, entry.name, check_shapes=True)
@@ -100,8 +99,6 @@ def _argument(path: Path, param: str, run: Mapping[str, torch.Tensor]) -> torch.
 
 def _compare(path: Path, name: str, run: Mapping[str, torch.Tensor], want: torch.Tensor,
              rtol: float, atol: float) -> float:
-    if name not in run:
-        raise KeyError(f"{path}: expected names {name!r}, which is not among the tensors {sorted(run)}")
     got = run[name]
     if got.shape != want.shape:
         raise AssertionError(f"{path}: tensor {name!r} has shape {tuple(got.shape)}, expected "

@@ -60,8 +60,8 @@ class _LegacyCall:
     __slots__ = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if "__class_getitem__" not in cls.__dict__ or (  # a subclass such as pl.dynamic's DynVar
-                len(args) == 1 and not kwargs and isinstance(args[0], Expr)):
+        if (len(args) == 1 and isinstance(args[0], Expr) and not kwargs  # the parser's wrappers
+                or "__class_getitem__" not in cls.__dict__):  # a subclass such as pl.dynamic's DynVar
             return super().__new__(cls)
         if kwargs:
             raise ParserTypeError(f"pl.{cls.__name__}(...) as an annotation takes positional items "

@@ -85,16 +85,9 @@ def _int_like(dtype: DataType) -> bool:
     return dtype.is_int or dtype.is_bool
 
 
-def _call_result_type(sig: Signature, args: list[Expr]) -> Type:
+def _call_result_type(sig: Signature, dims: dict[Var, Expr]) -> Type:
     """The callee's result type with its dynamic dims bound to the arguments' dims
     (`f(x: Tensor[[N, 64]]) -> Tensor[[N, 64]]` called on a [128, 64] tensor gives [128, 64])."""
-    dims: dict[Var, Expr] = {}
-    for p, a in zip(sig.params, args):
-        pt, at = p.type, a.type
-        if isinstance(pt, ShapedType) and isinstance(at, ShapedType) and pt.rank == at.rank:
-            for d, actual in zip(pt.shape, at.shape):
-                if isinstance(d, Var):
-                    dims.setdefault(d, actual)
 
     def bind(t: Type) -> Type:
         if isinstance(t, TupleType):
@@ -234,7 +227,7 @@ class CallParser:
         exprs = []
         for p, a in zip(sig.params, args):
             exprs.append(self.argument(sig.name, p, a, node))
-        self.check_shapes(sig, exprs, node)
+        dims = self.bind_dims(sig, exprs, node)
         tagged = tuple(v for v in self.body.dump_tags if any(e is v for e in exprs))
         if tagged and "dump_vars" not in kwargs:
             kwargs = {**kwargs, "dump_vars": tagged}
@@ -242,31 +235,36 @@ class CallParser:
             GlobalVar(sig.name, self.source.span(node)),
             exprs,
             kwargs,
-            result or _call_result_type(sig, exprs),
+            result or _call_result_type(sig, dims),
             self.source.span(node),
         )
 
-    def check_shapes(self, sig: Signature, args: list[Expr], node: ast.AST) -> None:
-        """Each argument has its parameter's rank and static dims, and every dynamic dim of the
-        signature binds one extent (`M` cannot be 128 for one argument and 127 for another)."""
-        bound: dict[Var, tuple[int, str]] = {}
+    def bind_dims(self, sig: Signature, args: list[Expr], node: ast.AST) -> dict[Var, Expr]:
+        """The signature's dynamic dims bound to the arguments' dims. Each argument must have
+        its parameter's rank and static dims, and each dynamic dim binds one extent (`M`
+        cannot be 128 for one argument and 127 for another)."""
+        dims: dict[Var, Expr] = {}
+        where: dict[Var, str] = {}  # the argument a dynamic dim was first bound by
         for p, e in zip(sig.params, args):
             pt, at = p.type, e.type
             if not (isinstance(pt, ShapedType) and isinstance(at, ShapedType)):
                 continue
-            wrong = pt.rank != at.rank
-            for d, actual in zip(pt.shape, at.shape):
-                have = dim_value(actual)
-                if isinstance(d, Var) and have is not None:
-                    first = bound.setdefault(d, (have, p.name))
-                    if first[0] != have:
-                        raise self.source.error(
-                            ParserTypeError, f"conflicting bindings for {d.name} in {sig.name}(): "
-                            f"{first[0]} from argument {first[1]!r}, {have} from argument {p.name!r}", node)
-                wrong = wrong or dim_value(d) is not None and have is not None and dim_value(d) != have
-            if wrong:
+            if pt.rank != at.rank or any(
+                    dim_value(d) is not None and dim_value(a) is not None and dim_value(d) != dim_value(a)
+                    for d, a in zip(pt.shape, at.shape)):
                 raise self.source.error(ParserTypeError, f"argument {p.name!r} of {sig.name}() expects "
                                         f"{describe_type(pt)}, got {describe_type(at)}", node)
+            for d, actual in zip(pt.shape, at.shape):
+                if not isinstance(d, Var):
+                    continue
+                first = dims.setdefault(d, actual)
+                where.setdefault(d, p.name)
+                a, b = dim_value(first), dim_value(actual)
+                if a is not None and b is not None and a != b:
+                    raise self.source.error(
+                        ParserTypeError, f"conflicting bindings for {d.name} in {sig.name}(): "
+                        f"{a} from argument {where[d]!r}, {b} from argument {p.name!r}", node)
+        return dims
 
     def argument(self, fname: str, param: Var, value: Any, node: ast.AST) -> Expr:
         pt = param.type

@@ -1,6 +1,7 @@
 """An L3 `@pl.program` (a HOST Orchestrator and SubWorkers over a chip program) compiled with
 `ir.compile(..., distributed_config=)`: the chip entry runs, SubWorker callbacks bound at
-`prepare(callbacks=)` see its result, and a runtime-bound SubWorker left unbound is refused."""
+`prepare(callbacks=)` see its result, a runtime-bound SubWorker left unbound is refused, loops
+run, and a two-rank program called from this (pytest) process runs on two launched ranks."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 import torch
 
 import plang as pl
+import plang.distributed as pld
 from plang import ir
 from plang.distributed.runtime import DistributedError
-from plang.errors import UnsupportedConstructError
 from plang.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
 from plang.runtime.distributed_runner import _tensor_from_continuous
 
@@ -49,12 +50,50 @@ class Inspected:
 class Looping:
     @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
     def log(x: T):
-        pass
+        ...
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host_orch(self, x: T):
-        for i in pl.range(2):
-            self.log(x)
+        for i in pl.range(3):
+            if i % 2 == 0:
+                self.log(x)
+
+
+ROW = pl.Tensor[[1, 64], pl.FP32]
+
+
+@pl.program
+class RingShift:
+    """Rank r puts its row of `inputs` into rank (r + 1) % n's window, then signals it."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, inp: ROW, out: pl.Out[ROW], src: pld.DistributedTensor[[1, 64], pl.FP32],
+             dst: pld.DistributedTensor[[1, 64], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32],
+             peer: pl.Scalar[pl.INT32]) -> ROW:
+        src = pl.store(pl.load(inp, [0, 0], [1, 64]), [0, 0], src)
+        pld.tensor.put(dst, peer=peer, src=src)
+        pld.system.notify(target=sig, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(signal=sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        return pl.store(pl.load(dst, [0, 0], [1, 64]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(self, inp: ROW, out: pl.Out[ROW], src: pld.DistributedTensor[[1, 64], pl.FP32],
+                  dst: pld.DistributedTensor[[1, 64], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32],
+                  peer: pl.Scalar[pl.INT32]) -> ROW:
+        return self.step(inp, out, src, dst, sig, peer)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, inputs: pl.Tensor[[2, 1, 64], pl.FP32],
+                  outputs: pl.Out[pl.Tensor[[2, 1, 64], pl.FP32]]) -> pl.Tensor[[2, 1, 64], pl.FP32]:
+        src_buf = pld.alloc_window_buffer(64 * 4)
+        dst_buf = pld.alloc_window_buffer(64 * 4)
+        sig_buf = pld.alloc_window_buffer(4)
+        for r in pl.range(pld.world_size()):
+            src = pld.window(src_buf, [1, 64], dtype=pl.FP32)
+            dst = pld.window(dst_buf, [1, 64], dtype=pl.FP32)
+            sig = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
+            self.chip_orch(inputs[r], outputs[r], src, dst, sig, (r + 1) % pld.world_size(), device=r)
+        return outputs
 
 
 @pl.program
@@ -110,15 +149,30 @@ def test_a_runtime_bound_subworker_must_be_bound():
         compiled(torch.zeros(16, 16), torch.zeros(16, 16), torch.zeros(16, 16))
 
 
-def test_a_loop_in_an_l3_orchestrator_is_a_located_error():
-    compiled = ir.compile(Looping, distributed_config=ONE_RANK)
-    with pytest.raises(UnsupportedConstructError, match="a For statement in L3 orchestrator 'host_orch'") \
-            as e:
-        compiled(torch.zeros(16, 16))
-    assert "test_l3_program.py" in str(e.value) and "@pl.jit.host" in str(e.value)
+def test_an_l3_orchestrator_runs_its_loops_and_branches():
+    calls = []
+    with ir.compile(Looping, distributed_config=ONE_RANK).prepare(callbacks={"log": calls.append}) as rt:
+        rt(torch.ones(16, 16))
+    assert len(calls) == 2 and torch.equal(calls[0][0], torch.ones(16, 16))
 
 
-def test_a_dispatch_to_another_device_is_a_located_error():
+def test_a_dispatch_to_a_device_past_the_ranks_is_an_error():
     compiled = ir.compile(OnDeviceOne, distributed_config=ONE_RANK)
-    with pytest.raises(UnsupportedConstructError, match="a dispatch to device 1 in L3 orchestrator"):
+    with pytest.raises(DistributedError, match=r"chip_orch\(\.\.\., device=1\): there are 1 ranks"):
         compiled(torch.zeros(16, 16), torch.zeros(16, 16))
+
+
+def test_a_two_rank_program_runs_on_launched_ranks_from_this_process():
+    """`inputs[r]` is rank r's [1, 64] row; each rank receives its left neighbour's row."""
+    compiled = ir.compile(RingShift, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    inputs = torch.stack([torch.arange(64.0).reshape(1, 64), 100 + torch.arange(64.0).reshape(1, 64)])
+    outputs = torch.zeros(2, 1, 64)
+    compiled(inputs, outputs)
+    torch.testing.assert_close(outputs, torch.stack([inputs[1], inputs[0]]))
+
+
+def test_a_failing_rank_of_a_launched_run_is_reported_to_the_caller():
+    compiled = ir.compile(Inspected, distributed_config=DistributedConfig(device_ids=[0, 3]))
+    with pytest.raises(DistributedError, match=r"(?s)Inspected: the run on 2 ranks failed.*"
+                                               r"rank \d of 2 failed.*'inspect' is runtime-bound"):
+        compiled(torch.zeros(16, 16), torch.zeros(16, 16), torch.zeros(16, 16))

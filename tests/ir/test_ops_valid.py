@@ -236,7 +236,7 @@ def test_valid_shape_propagation():
     assert deduce("tile.reshape", tile([1, 64], valid=[1, 10]), [64]) == "Tile[[64], FP32, valid=[10]]"
     assert deduce("tile.slice", part, [16, 16], [24, 0]) == "Tile[[16, 16], FP32, valid=[8, 16]]"
     assert deduce("tile.load", TA, [0, 0], [64, 64], valid_shape=[10, 64]) == "Tile[[64, 64], FP32, valid=[10, 64]]"
-    assert deduce("tile.slice", A, [1, 32], [0, 0], drop_dims=[0]) == "Tile[[32], FP32]"
+    assert deduce("tile.slice", A, [1, 32], [0, 0], drop_dims=[0]) == "Tile[[1, 32], FP32]"  # tiles stay 2-D
 
 
 def test_split_crossings_halve_rounding_up_and_carry_the_valid_region():

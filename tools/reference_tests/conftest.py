@@ -21,7 +21,9 @@ RUN_PLATFORMS = ("a2a3sim", "a2a3")
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--platform", default=",".join(RUN_PLATFORMS),
                      help="comma-separated platforms whose cases run (plang simulates a2a3 / a2a3sim)")
-    parser.addoption("--device", default="0", help="accepted for the reference's command lines")
+    parser.addoption("--device", default="0",
+                     help="device ids as the reference spells them (0, 0-3, 0,2,5): the ranks a "
+                          "distributed case may use; every id is a simulated chip")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -96,6 +98,21 @@ def test_runner(test_config: RunConfig) -> Runner:
     return Runner(test_config)
 
 
+def _device_ids(raw: str) -> list[int]:
+    """`--device` read as the reference reads it: ids and inclusive ranges, comma-separated,
+    in the order given, each once."""
+    ids: list[int] = []
+    for token in filter(None, (t.strip() for t in raw.split(","))):
+        try:
+            first, _, last = token.partition("-")
+            ids.extend(range(int(first), int(last or first) + 1))
+        except ValueError:
+            raise pytest.UsageError(f"--device: {token!r} is not an id or a range of ids") from None
+    if not ids:
+        raise pytest.UsageError(f"--device names no device: {raw!r}")
+    return list(dict.fromkeys(ids))
+
+
 @pytest.fixture(scope="session")
-def device_ids() -> list[int]:
-    return [0]
+def device_ids(request: pytest.FixtureRequest) -> list[int]:
+    return _device_ids(request.config.getoption("--device"))

@@ -19,7 +19,7 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import Error
-from ..ir.enums import FunctionType, ScopeKind
+from ..ir.enums import FunctionType, Level, ScopeKind
 from ..ir.expr import (
     BinaryExpr,
     Call,
@@ -55,6 +55,7 @@ from ..ir.stmt import (
 )
 from ..ir.types import ScalarType, TensorType, TileType, static_shape
 from .torch_ref_ops import TABLE, OpArgs, torch_dtype
+from .torch_ref_pld import HOST_TABLE
 
 RESERVED = {"torch", "rt", "functools", "_ctx", "_cross_core_rt", "_launches", "_results", "range",
             "min", "max", "int", "float", "bool"}
@@ -318,17 +319,23 @@ class _FunctionWriter:
         return f"({lhs} {e.symbol} {rhs})"
 
     def call(self, c: Call) -> str:
+        host = self.fn.level is Level.HOST
         if isinstance(c.op, GlobalVar):
             if c.op.name not in self.fn_names:
                 raise TorchCodegenError(f"function {self.fn.name!r} calls unknown function {c.op.name!r}")
-            call = f"{self.fn_names[c.op.name]}({', '.join(self.expr(a) for a in c.args)})"
+            args = [self.expr(a) for a in c.args]
+            if host:  # a dispatch to a chip (`device=`) or a SubWorker
+                device = c.kwargs.get("device")
+                return (f"rt.dispatch({self.fn_names[c.op.name]}, {c.op.name!r}, "
+                        f"{'None' if device is None else self.expr(device)}, {py_tuple(args)})")
+            call = f"{self.fn_names[c.op.name]}({', '.join(args)})"
             if c.kwargs.get("submit"):
                 # a submit yields (results..., task id); tasks complete in order here
                 results = len(self.functions[c.op.name].return_types)
                 return f"({call}, None)" if results == 1 else f"(*{call}, None)"
             return call
         assert isinstance(c.op, Op)
-        emit = TABLE.get(c.op.name)
+        emit = (host and HOST_TABLE.get(c.op.name)) or TABLE.get(c.op.name)
         if emit is None:
             raise TorchCodegenError(f"function {self.fn.name!r}: no torch reference for op {c.op.name}")
         self.sites += 1
@@ -340,7 +347,7 @@ def as_program(program: Program | Function) -> Program:
     return Program(program.name, [program]) if isinstance(program, Function) else program
 
 
-def _function_names(program: Program) -> dict[str, str]:
+def function_names(program: Program) -> dict[str, str]:
     """IR function name -> distinct Python identifier."""
     fn_names: dict[str, str] = {}
     for name in program.functions:
@@ -356,7 +363,7 @@ def torch_codegen(program: Program | Function, *, check_shapes: bool = False) ->
     tensor / tile variable of static shape is checked against its IR type's shape and dtype
     as it is assigned."""
     program = as_program(program)
-    fn_names = _function_names(program)
+    fn_names = function_names(program)
     parts = [HEADER.format(name=program.name)]
     for fn in program.functions.values():
         parts.append(_FunctionWriter(fn, dict(program.functions), fn_names, check_shapes).write())
@@ -415,7 +422,7 @@ def reference_function(program: Program | Function, entry: str | None = None, *,
     name = entry or entry_name(program)
     if name not in program.functions:
         raise KeyError(f"program {program.name!r} has no function {name!r}")
-    return load_torch_ref(program, check_shapes=check_shapes)[_function_names(program)[name]]
+    return load_torch_ref(program, check_shapes=check_shapes)[function_names(program)[name]]
 
 
 def run_torch_ref(program: Program | Function, *args: Any, entry: str | None = None) -> Any:

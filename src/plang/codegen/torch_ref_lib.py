@@ -23,9 +23,10 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from ..dtypes import DataType  # noqa: F401  (called by generated code as rt.*)
 from ..target import Device
 from .torch_ref_indexing import gather_compare, gatherb, mgather, mscatter, scatter_update  # noqa: F401  (called by generated code as rt.*)
-from .torch_ref_pld import pld_rank  # noqa: F401  (called by generated code as rt.*)
+from .torch_ref_pld import dispatch, pld_rank  # noqa: F401  (called by generated code as rt.*)
 from .torch_ref_predicate import pack_mask, unpack_mask  # noqa: F401  (called by generated code as rt.*)
 from .torch_ref_rng import random  # noqa: F401  (called by generated code as rt.*)
 from .torch_ref_sort import mrgsort, sort32  # noqa: F401  (called by generated code as rt.*)

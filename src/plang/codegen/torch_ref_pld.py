@@ -3,7 +3,10 @@
 A rank's kernel calls `rt.pld_rank()`, the rank runtime the distributed executor bound for
 this process (`torch_ref_lib.bind_pld`), so one-sided transfers, signals and collectives run
 on the real engine while the rest of the kernel is torch. The host-level ops (window
-allocation, `world_size`) belong to the `@pl.jit.host` orchestrator and have no emitter.
+allocation and views) belong to a HOST function: a `@pl.jit.host` orchestrator runs them as
+Python; in an L3 `@pl.program`'s HOST function they are `HOST_TABLE`'s calls of the rank
+runtime, and its calls of chip entries and SubWorkers go through `rt.dispatch`, which the
+distributed executor binds to run each on the rank its `device=` names.
 """
 
 from __future__ import annotations
@@ -16,11 +19,20 @@ HOST_ONLY = ("pld.tensor.alloc_window_buffer", "pld.tensor.window")
 
 
 _bound: list = []
+_dispatcher: list = []
 
 
-def bind_pld(rank_ops) -> None:
-    """Make `rank_ops` (or None) what `rt.pld_rank()` returns in this process."""
+def bind_pld(rank_ops, dispatcher: Callable | None = None) -> None:
+    """Make `rank_ops` (or None) what `rt.pld_rank()` returns in this process, and
+    `dispatcher(fn, name, device, args)` what runs a HOST function's calls (`rt.dispatch`)."""
     _bound[:] = [] if rank_ops is None else [rank_ops]
+    _dispatcher[:] = [] if dispatcher is None else [dispatcher]
+
+
+def dispatch(fn: Callable, name: str, device, args: tuple):
+    """A HOST function's call of function `name` (generated as `fn`) on `device`: the bound
+    executor's to route; without one every device is this process."""
+    return _dispatcher[0](fn, name, device, args) if _dispatcher else fn(*args)
 
 
 def pld_rank():
@@ -48,6 +60,13 @@ def _host_only(a) -> str:
     raise UnsupportedConstructError(
         f"{a.call.op.spelling} belongs to the host orchestrator (@pl.jit.host), which the distributed "
         "executor runs on every rank; a chip kernel cannot call it", a.call.span)
+
+
+HOST_TABLE = {
+    "pld.tensor.alloc_window_buffer": lambda a: f"rt.pld_rank().alloc({a['size']}, {a.raw('name')!r})",
+    "pld.tensor.window": lambda a: (f"rt.pld_rank().window({a['buf']}, {a['shape']}, "
+                                    f"rt.DataType.from_name({a.raw('dtype').name!r}))"),
+}
 
 
 def register(table: dict) -> None:

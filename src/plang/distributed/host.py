@@ -33,7 +33,8 @@ from ..ir.ops.registry import Op
 from ..ir.visitor import IRVisitor
 from ..runtime import ChipWorker, DeviceTensor, RunConfig, Worker
 from . import MODULE_NAMES
-from .launch import ensure_ranks, report_and_abort
+from .job import run_job
+from .launch import ensure_ranks, report_and_abort, under_launcher
 from .rank_ops import RankOps
 from .runtime import DistributedError
 
@@ -108,8 +109,13 @@ class DistributedCompiledProgram:
         self.host, self.distributed_config, self.config = host, dist, config
 
     def __call__(self, *args: Any, config=None) -> None:
+        nranks = self.distributed_config.nranks
+        program = getattr(self.host, "program", None)  # an L3 @pl.program's IR travels to its ranks
+        if program is not None and nranks > 1 and not under_launcher():
+            run_job(program, nranks, self.distributed_config, config or self.config, args)
+            return
         timeout = getattr(config or self.config, "pipe_timeout", 30.0)
-        RankRunner(ensure_ranks(self.distributed_config.nranks, timeout)).run(self.host, args)
+        RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
 
     def prepare(self, extra_compiled: Sequence[DistributedCompiledProgram] = (), *,
                 callbacks: dict[str, Callable[..., Any]] | None = None):
@@ -286,7 +292,7 @@ class _HostPld:
         return self._ops.alloc(int(size), name or _assigned_name(sys._getframe(1)))
 
     def window(self, buf: Any, shape: Any, dtype: DataType) -> torch.Tensor:
-        return self._ops.window(buf, [int(d) for d in shape], dtype.to_numpy())
+        return self._ops.window(buf, shape, dtype)
 
     def _allreduce(self, target, signal=None, op: ReduceOp = ReduceOp.Sum, mode: str = "mesh",
                    core_num: int = 1):
@@ -352,14 +358,19 @@ class _PldCalls(IRVisitor):
         self.generic_visit(call)
 
 
+def uses_pld(program: Any) -> bool:
+    """Whether any function of `program` calls a `pld` op."""
+    calls = _PldCalls()
+    for f in program.functions.values():
+        calls.visit_stmt(f.body)
+    return calls.found
+
+
 def run_rank_program(fn: Any, args: tuple, kwargs: dict) -> None:
     """Run `@pl.jit` program `fn` on this rank: natively on the simulated chip, or as its
     torch reference with the rank runtime when its kernels use `pld` ops."""
     program = fn.specialize(*args, **kwargs)
-    calls = _PldCalls()
-    for f in program.functions.values():
-        calls.visit_stmt(f.body)
-    if not calls.found:
+    if not uses_pld(program):
         fn(*args, **kwargs)
         return
     values = dict(zip(fn.param_names, args), **kwargs)

@@ -1,26 +1,31 @@
 """An L3 `@pl.program`: a HOST-level Orchestrator and SubWorkers over the chip program its
 other functions form, as `ir.compile(program, distributed_config=...)` builds it.
 
-The orchestrator's body runs on the rank as a sequence of assignments, calls and a return:
-a call of an Orchestration function runs that entry of the chip program (compiled once per
-entry), a call of a SubWorker runs its callback — bound with
-``compiled.prepare(callbacks={name: fn})``; a SubWorker declared with a ``...`` body must be
-bound — with the list of its arguments. Loops and other statements in an L3 orchestrator
-are `@pl.jit.host` territory: they raise `UnsupportedConstructError` naming the statement.
+Every rank runs the orchestrator's body, as `@pl.jit.host` bodies run: its statements are the
+program's torch reference (`plang.codegen.torch_ref`; loops, branches, slices of host tensors,
+scalar arithmetic), its window ops the rank runtime's, and each call goes through
+`rt.dispatch`. A call of an Orchestration function with `device=r` runs that entry of the
+chip program on rank r only (natively, compiled once per entry; as its torch reference with
+the rank runtime when the chip program's kernels communicate), and what it writes into an Out
+/ InOut host tensor reaches every rank when the body ends. A call of a SubWorker runs its
+callback — bound with ``compiled.prepare(callbacks={name: fn})``; a SubWorker declared with a
+``...`` body must be bound — with the list of its arguments, else its body.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import torch
 
+from ..codegen.torch_ref import function_names, load_torch_ref
+from ..codegen.torch_ref_pld import bind_pld
 from ..errors import UnsupportedConstructError
 from ..ir.enums import Level, ParamDirection, Role
-from ..ir.expr import Call, ConstFloat, ConstInt, GlobalVar, Var
 from ..ir.function import Function, Program
-from ..ir.stmt import Assign, Eval, Return, Scope, SeqStmts, Stmt
 from ..runtime import DeviceTensor
+from .host import uses_pld
 from .runtime import DistributedError
 
 
@@ -47,62 +52,58 @@ class L3Host:
         self.sub_workers = tuple(f.name for f in subs)
         self.runtime_bound = tuple(f.name for f in subs if f.requires_runtime_binding)
 
+    @functools.cached_property
+    def _reference(self) -> dict[str, Any]:
+        return load_torch_ref(self.program)
+
+    @functools.cached_property
+    def _communicates(self) -> bool:
+        return uses_pld(self._chip)
+
     def rank_body(self, ops: Any, dispatches: list, callbacks: dict[str, Callable[..., Any]]) -> Callable:
-        if ops.nranks > 1:
-            raise DistributedError(f"{self.name}: an L3 @pl.program runs on one rank here; write a "
-                                   f"multi-rank host orchestrator as @pl.jit.host")
-        return lambda *args: self._run(self.entry, list(args), callbacks)
+        entry = self._reference[function_names(self.program)[self.name]]
+        dispatcher = functools.partial(self._dispatch, ops, dispatches, callbacks)
 
-    # ------------------------------------------------------------ the orchestrator's body
-    def _run(self, fn: Function, args: list, callbacks: dict) -> Any:
-        if len(args) != len(fn.params):
-            raise TypeError(f"{fn.name} takes {len(fn.params)} arguments, got {len(args)}")
-        env: dict[Var, Any] = dict(zip(fn.params, args))
-        return self._stmt(fn.body, env, callbacks)
+        def body(*args: Any) -> Any:
+            if len(args) != len(self.entry.params):
+                raise TypeError(f"{self.name} takes {len(self.entry.params)} arguments, got {len(args)}")
+            bind_pld(ops, dispatcher)
+            return entry(*args)
 
-    def _stmt(self, s: Stmt, env: dict, callbacks: dict) -> Any:
-        """Run `s`; a `Return`'s values come back as a `_Returned`."""
-        if isinstance(s, SeqStmts):
-            for inner in s.stmts:
-                done = self._stmt(inner, env, callbacks)
-                if isinstance(done, _Returned):
-                    return done
-            return None
-        if isinstance(s, Scope):
-            return self._stmt(s.body, env, callbacks)
-        if isinstance(s, Assign):
-            env[s.var] = self._expr(s.value, env, callbacks)
-            return None
-        if isinstance(s, Eval):
-            self._expr(s.expr, env, callbacks)
-            return None
-        if isinstance(s, Return):
-            return _Returned([self._expr(v, env, callbacks) for v in s.values])
-        raise self._unsupported(s, f"a {type(s).__name__} statement")
+        return body
 
-    def _expr(self, e: Any, env: dict, callbacks: dict) -> Any:
-        if isinstance(e, Var) and e in env:
-            return env[e]
-        if isinstance(e, (ConstInt, ConstFloat)):
-            return e.value
-        if not (isinstance(e, Call) and isinstance(e.op, GlobalVar)):
-            raise self._unsupported(e, f"the expression {type(e).__name__}")
-        callee = self.program.get(e.op.name)
-        args = [self._expr(a, env, callbacks) for a in e.args]
+    def _dispatch(self, ops: Any, dispatches: list, callbacks: dict, fn: Callable, name: str,
+                  device: Any, args: tuple) -> Any:
+        """`rt.dispatch` on this rank: the host body's call of function `name` (generated as
+        `fn`) with `device=`."""
+        callee = self.program.get(name)
         if callee.role is Role.SubWorker:
-            return self._sub_worker(callee, args, callbacks)
+            return self._sub_worker(callee, fn, list(args), callbacks)
         if callee.level is Level.HOST:
-            raise self._unsupported(e, f"a call of HOST function {callee.name!r} (role {callee.role})")
-        device = (e.kwargs or {}).get("device")
-        if device is not None and self._expr(device, env, callbacks) != 0:
-            raise self._unsupported(e, f"a dispatch to device {self._expr(device, env, callbacks)}")
-        compiled = self._compiled.get(callee.name)
-        if compiled is None:
-            compiled = self._compiled[callee.name] = self._compile_chip(self._chip, callee.name)
-        result = compiled(*args)
+            raise UnsupportedConstructError(f"L3 orchestrator {self.name!r} calls HOST function "
+                                            f"{name!r} (role {callee.role}): only chip entries and "
+                                            f"SubWorkers are dispatched")
+        if device is None and ops.nranks > 1:
+            raise DistributedError(f"{self.name}: a dispatch of {name} on {ops.nranks} ranks needs "
+                                   f"device=<rank>")
+        rank = 0 if device is None else int(device)
+        if not 0 <= rank < ops.nranks:
+            raise DistributedError(f"{self.name}: {name}(..., device={rank}): there are {ops.nranks} ranks")
+        for a, d in zip(args, callee.param_directions):
+            if d is not ParamDirection.In and isinstance(a, torch.Tensor) and not ops.is_window(a):
+                dispatches.append((rank, a))
+        if rank != ops.rank:
+            return _outputs(callee, args)
+        if self._communicates:  # native kernels do not call the rank runtime: run the reference
+            result = fn(*args)
+        else:
+            compiled = self._compiled.get(name)
+            if compiled is None:
+                compiled = self._compiled[name] = self._compile_chip(self._chip, name)
+            result = compiled(*args)
         return result if result is not None else _outputs(callee, args)
 
-    def _sub_worker(self, fn: Function, args: list, callbacks: dict) -> None:
+    def _sub_worker(self, fn: Function, body: Callable, args: list, callbacks: dict) -> None:
         callback = callbacks.get(fn.name)
         if callback is not None:
             callback(args)
@@ -111,21 +112,11 @@ class L3Host:
             raise DistributedError(f"SubWorker {fn.name!r} is runtime-bound (declared with a `...` body) "
                                    f"and was dispatched unbound: bind it with "
                                    f"compiled.prepare(callbacks={{{fn.name!r}: fn}})")
-        self._run(fn, args, callbacks)
+        body(*args)
         return None
 
-    def _unsupported(self, node: Any, what: str) -> UnsupportedConstructError:
-        span = getattr(node, "span", None)
-        return UnsupportedConstructError(f"{what} in L3 orchestrator {self.name!r}", span,
-                                         hint="an L3 @pl.program's HOST functions run assignments, calls "
-                                              "and a return here; write the rest as a @pl.jit.host body")
 
-
-class _Returned(list):
-    """The values of a `Return` reached in a body."""
-
-
-def _outputs(fn: Function, args: list) -> Any:
+def _outputs(fn: Function, args: tuple) -> Any:
     """What a call of chip entry `fn` that returned nothing evaluates to: its Out / InOut arguments."""
     outs = [a for a, d in zip(args, fn.param_directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
     return outs[0] if len(outs) == 1 else tuple(outs) or None

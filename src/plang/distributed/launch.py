@@ -26,9 +26,10 @@ from pathlib import Path
 
 from .runtime import DistributedError, RankComm, mpi
 
-_LAUNCHED = "PLANG_PLD_LAUNCHED"
-_REPORTS = "PLANG_PLD_REPORTS"
-_LAUNCHER_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "HYDRA_CONTROL_FD", _LAUNCHED)
+LAUNCHED_ENV = "PLANG_PLD_LAUNCHED"
+REPORTS_ENV = "PLANG_PLD_REPORTS"
+_LAUNCHER_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "HYDRA_CONTROL_FD",
+                  LAUNCHED_ENV)
 
 _comm: RankComm | None = None
 
@@ -56,7 +57,7 @@ def ensure_ranks(n: int, timeout: float = 30.0) -> RankComm:
         mpi()
         _comm = RankComm(timeout=timeout)
         _install_excepthook(_comm)
-        if os.environ.get(_LAUNCHED) and _comm.rank > 0:
+        if os.environ.get(LAUNCHED_ENV) and _comm.rank > 0:
             sys.stdout = open(os.devnull, "w")
     if _comm.nranks != n:
         raise DistributedError(f"the program needs {n} ranks (DistributedConfig.device_ids) but the "
@@ -72,7 +73,7 @@ def _relaunch(n: int) -> None:
                                f"run it as a script, or under mpiexec -n {n}")
     sys.stdout.flush()
     with tempfile.TemporaryDirectory(prefix="plang-pld-") as reports:
-        env = dict(os.environ, **{_LAUNCHED: "1", _REPORTS: reports})
+        env = dict(os.environ, **{LAUNCHED_ENV: "1", REPORTS_ENV: reports})
         rc = subprocess.run([mpiexec(), "-n", str(n), sys.executable, *sys.argv], env=env).returncode
         for report in sorted(Path(reports).iterdir()):
             sys.stderr.write(report.read_text())
@@ -94,7 +95,7 @@ def report_and_abort(comm: RankComm, error: BaseException, tb=None) -> None:
     """Print `error` as rank `comm.rank`'s failure on stderr and abort the whole world."""
     text = "".join(traceback.format_exception(type(error), error, tb or error.__traceback__))
     report = f"plang.distributed: rank {comm.rank} of {comm.nranks} failed:\n{text}"
-    reports = os.environ.get(_REPORTS)
+    reports = os.environ.get(REPORTS_ENV)
     if reports:
         Path(reports, f"rank{comm.rank}.txt").write_text(report)
     else:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-import numpy as np
 import torch
 
+from ..dtypes import DataType
 from ..ir.enums import AtomicType, NotifyOp, ReduceOp, WaitCmp
 from .runtime import DistributedError, RankComm, Window, WindowTensor
 
@@ -48,9 +48,9 @@ class RankOps:
     def alloc(self, nbytes: int, name: str = "") -> Window:
         return self.comm.alloc_window(int(nbytes), name)
 
-    def window(self, buf: Window, shape: Sequence[int], dtype: np.dtype) -> torch.Tensor:
+    def window(self, buf: Window, shape: Sequence[int], dtype: DataType) -> torch.Tensor:
         """`pld.window(buf, shape, dtype=)`: this rank's slice of `buf` as a torch tensor."""
-        wt = buf.tensor(shape, dtype)
+        wt = buf.tensor([int(d) for d in shape], dtype.to_numpy())
         t = torch.from_numpy(wt.local)
         self._windows[(t.data_ptr(), tuple(t.shape))] = wt
         return t

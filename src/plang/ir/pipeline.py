@@ -83,10 +83,10 @@ def compile(program: Any, output_dir: str | None = None,  # noqa: A001  (the ref
                        distributed_config=options.get("distributed_config"))
 
 
-def compile_for(program: Any, config: Any) -> Any:
+def compile_for(program: Any, config: Any, distributed_config: Any = None) -> Any:
     """`program` compiled for a `plang.runtime.RunConfig` (artefacts as its save_kernels /
-    dump_passes ask)."""
-    return _compiler()(program, config)
+    dump_passes ask); with `distributed_config`, an L3 program's `DistributedCompiledProgram`."""
+    return _compiler()(program, config, distributed_config=distributed_config)
 
 
 __all__ = ["OptimizationStrategy", "PassDumpLevel", "coerce_dump_level", "compile", "compile_for",

@@ -523,16 +523,19 @@ def _index(v: Any, what: str) -> Any:
 
 
 def subscript(value: ShapedValue, key: Any) -> DSLValue:
-    """`x[a:b, :]` → slice op; `x[i, j]` → element read."""
+    """numpy-style, as the reference: `x[i, j]` naming every axis reads one element; else a slice
+    in which an integer index removes its axis (`x[r]` of a [2, 1, 64] tensor is [1, 64]), `a:b`
+    keeps it and missing trailing axes are `:`. A tile keeps two axes (leading units)."""
     keys = key if isinstance(key, tuple) else (key,)
     shape = value.shape
     if len(keys) > len(shape):
         raise ParserTypeError(f"too many indices: {len(keys)} for a rank-{len(shape)} value")
-    if not any(isinstance(k, slice) for k in keys):
+    drops = [axis for axis, k in enumerate(keys) if not isinstance(k, slice)]
+    if len(drops) == len(shape):
         idx = [_index(k, "an index") for k in keys]
         return unified_call("read", (value, idx), {})
     offsets, sizes = slice_bounds(value, keys)
-    return unified_call("slice", (value, sizes, offsets), {})
+    return unified_call("slice", (value, sizes, offsets), {"drop_dims": drops} if drops else {})
 
 
 def slice_bounds(value: ShapedValue, keys: Sequence[Any]) -> tuple[list[Any], list[Any]]:

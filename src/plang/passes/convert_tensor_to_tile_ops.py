@@ -168,6 +168,8 @@ class _Converter(VarRewriter):
                 kw = {"valid_shape": operands.get("valid_shape")} if "valid_shape" in operands else {}
                 load = make_call("tile.load", [src, operands["offset"], operands["shape"]], kw, span)
                 self.check_capacity(name, load.type, src if isinstance(src, Var) else None, span)
+                if attrs.get("drop_dims"):
+                    return self.rank_reduced(load, call.type.shape, name, span)
                 return load
             return self.tile_op("tile.slice", operands, attrs, span)
         if op.name == "tensor.assemble" and isinstance(operands["target"].type, TensorType):
@@ -189,6 +191,13 @@ class _Converter(VarRewriter):
         if isinstance(result.type, TileType):
             self.check_capacity(name, result.type, None, span)
         return result
+
+    def rank_reduced(self, load: Call, shape: Any, name: str, span) -> Call:
+        """A rank-reducing `tensor.slice` as a tile: its full-rank load, reshaped to the slice's
+        shape (a tile keeps two axes)."""
+        full = Var(f"{name}_full_rank", load.type, span)
+        self.pending.append(Assign(full, load, span))
+        return make_call("tile.reshape", [full, [1] * (2 - len(shape)) + list(shape)], span=span)
 
     def reloaded(self, load: Call) -> Expr:
         """A `tile.load` of a kernel intermediate that is a tile from here on: that tile for the

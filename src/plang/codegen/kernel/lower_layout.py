@@ -3,23 +3,29 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import ir as pir
 from ...dtypes import BF16, BOOL, FP32, DataType
 from ...ir.enums import PadValue
 from . import isa
 from .builder import TileBuf, compute_dtype, geometry, static_index
-from .checks import check_tile_window, only_if
+from .checks import check_bounds, check_tile_window, only_if
 from .context import LowerContext, tile_dims
 from .lower_scalar import convert
-from .mlir import arith, ir, memref, vector
+from .mlir import KernelCompileError, arith, ir, memref, vector
 from .pack_cache import repeats
 from .vector_math import splat
 from .vectors import LazyTile, full, lazy_map, materialize, read_chunk, scalar, transpose16, vtype
 
 
+def _elements(e: Any) -> list:
+    """An index list's entries (a `MakeTuple`, a single index, or a type's shape)."""
+    return list(e.elements if isinstance(e, pir.MakeTuple) else e if isinstance(e, (list, tuple)) else [e])
+
+
 def _indices(lc: LowerContext, e: pir.Expr) -> list[ir.Value]:
-    elems = e.elements if isinstance(e, pir.MakeTuple) else [e]
-    return [lc.index(x) for x in elems]
+    return [lc.index(x) for x in _elements(e)]
 
 
 def _flat_offset(lc: LowerContext, t: TileBuf, idx: list[ir.Value]) -> ir.Value:
@@ -163,12 +169,13 @@ def window_reader(lc: LowerContext, src: TileBuf, off_r: ir.Value, off_c: ir.Val
 
 def lower_slice(lc: LowerContext, short: str, a: dict):
     src = lc.tile(a["input"])
-    if src.rows == 1 and len(a["offset"].elements) == 1:
-        off_r, off_c = lc.kb.idx(0), lc.index(a["offset"].elements[0])
-    else:
-        off = [lc.index(e) for e in a["offset"].elements]
-        off_r, off_c = off[-2], off[-1]
     out = lc.result_tile()
+    window = [pir.types.dim_value(d) for d in _elements(a["shape"])]
+    rows_block = ([out.rows, out.cols], [out.cols], [None, out.cols])
+    if any(w != 1 for w in window[:-2]) or window[-2:] not in rows_block:
+        return _gather_window(lc, a, src, window, out)  # not a block of src's folded rows
+    off = [lc.index(e) for e in a["offset"].elements]
+    off_r, off_c = _folded_row(lc, a["input"], off[:-1]), off[-1]
     ok = _window_inside(lc, a["input"], off_r, off_c, (out.rows, out.cols), src)
     reader = window_reader(lc, src, off_r, off_c, out.width)
     with only_if(ok), lc.kb.loop(0, out.rows) as lr:
@@ -176,6 +183,43 @@ def lower_slice(lc: LowerContext, short: str, a: dict):
         with lc.kb.loop(0, out.pitch, out.width) as lcol:
             c = lcol.induction_variable
             vector.store(reader(r, c), out.buf, [arith.addi(arith.muli(r, lc.kb.idx(out.pitch)), c)])
+    return out
+
+
+def _folded_row(lc: LowerContext, tile: pir.Expr, coords: list[ir.Value]) -> ir.Value:
+    """The row of `tile`'s folded (rows, cols) buffer that N-D coordinates `coords` (all but the
+    last axis) name."""
+    dims = tile.type.shape[1:-1]
+    row = coords[0] if coords else lc.kb.idx(0)
+    for c, d in zip(coords[1:], dims):
+        row = arith.addi(arith.muli(row, lc.index(d)), c)
+    return row
+
+
+def _gather_window(lc: LowerContext, a: dict, src: TileBuf, window: list[int], out: TileBuf) -> TileBuf:
+    """A window that is not a block of `src`'s folded rows (an N-D source, or a rank-reducing
+    slice such as a column read as a row): `out`'s elements in row-major order are the
+    window's, copied one by one."""
+    if None in window:
+        shape = pir.types.format_shape(_elements(a["shape"]))
+        raise KernelCompileError(f"{lc.where('tile.slice')}: a window of an N-D tile or a rank-reducing "
+                                 f"window needs static extents, got {shape}")
+    kb = lc.kb
+    offsets = [lc.index(e) for e in a["offset"].elements]
+    ok = check_bounds(lc, a["input"], offsets, [kb.idx(w) for w in window],
+                      [lc.index(d) for d in a["input"].type.shape])
+
+    def src_offset(i, j):
+        k, coords = arith.addi(arith.muli(i, kb.idx(out.cols)), j), []
+        for w in reversed(window):
+            coords.append(arith.remui(k, kb.idx(w)))
+            k = arith.divui(k, kb.idx(w))
+        coords = [arith.addi(o, c) for o, c in zip(offsets, reversed(coords))]
+        row = _folded_row(lc, a["input"], coords[:-1])
+        return arith.addi(arith.muli(row, kb.idx(src.pitch)), coords[-1])
+
+    with only_if(ok):
+        _element_copy(lc, src, out, src_offset)
     return out
 
 

@@ -16,7 +16,7 @@ from .mlir import arith, ir, memref
 
 def lower_extract(lc: LowerContext, short: str, a: dict):
     offset = pir.MakeTuple([a["index_row"], a["index_col"]])
-    return lower_slice(lc, "slice", {"input": a["src"], "offset": offset})
+    return lower_slice(lc, "slice", {"input": a["src"], "offset": offset, "shape": lc.call.type.shape})
 
 
 def lower_transpose_view(lc: LowerContext, short: str, a: dict):

@@ -141,6 +141,9 @@ def _slice(b: Bound) -> Type:
                               f"got shape {fmt_shape(shape)} valid {fmt_shape(valid)}")
     shape = [d for i, d in enumerate(shape) if i not in drops]
     valid = [d for i, d in enumerate(valid) if i not in drops]
+    if tile and len(shape) < 2:  # tiles are 2-D: the dropped axes come back as leading units
+        units = [const_dim(1)] * (2 - len(shape))
+        shape, valid = units + shape, units + valid
     return result_like(t, shape=shape, valid_shape=valid if tile else None)
 
 

@@ -227,7 +227,9 @@ class StatementParser:
             self.bind_target(t, v, None, node, value_node)
 
     def subscript_write(self, target: ast.Subscript, value: Any, node: ast.AST) -> None:
-        """`out[a:b, c:d] = t` writes a region and rebinds `out`; `out[i, j] = s` writes one element."""
+        """`out[a:b, c:d] = t` writes a tensor/tile into a region and rebinds `out`; an integer
+        index is a unit axis of the region that `t` need not have (`out[r] = t`); `out[i, j] = s`
+        writes one element."""
         if not isinstance(target.value, ast.Name):
             raise self.source.error(
                 UnsupportedConstructError, "only a named tensor/tile can be written by subscript", target
@@ -249,15 +251,18 @@ class StatementParser:
             raise self.source.error(
                 ParserTypeError, f"cannot write into {describe_value(base)} by subscript", target.value
             )
-        if not any(isinstance(k, slice) for k in keys):
+        if not isinstance(getattr(value, "type", None), (TensorType, TileType)):
             self.body.emit(
                 Eval(unified_call("write", (base, list(keys), value), {}).unwrap(), self.source.span(node))
             )
             return
-        offsets, _ = slice_bounds(base, keys)
-        if isinstance(btype, TensorType) and isinstance(getattr(value, "type", None), TileType):
-            new = unified_call("store", (value, offsets, base), {})
+        offsets, sizes = slice_bounds(base, keys)
+        lifted = value.type.rank != len(sizes)  # an integer index dropped its axis from the window
+        if isinstance(btype, TensorType) and isinstance(value.type, TileType):
+            new = unified_call("store", (value, offsets, base), {"shapes": sizes} if lifted else {})
         else:
+            if lifted:
+                value = unified_call("reshape", (value, sizes), {})
             new = unified_call("assemble", (base, value, offsets), {})
         self.assign(target.value.id, new, None, target.value, node)
 

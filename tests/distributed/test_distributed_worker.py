@@ -66,11 +66,11 @@ def test_two_programs_share_a_resident_kv_cache():
             token.fill_(float(step))
             rt.run(decode_c, token, kv, out)
             torch.testing.assert_close(out, 2 * x + step)
-        with pytest.raises(RuntimeError, match=r"rt\(\*args\) is ambiguous with 2 prepared programs "
+        with pytest.raises(TypeError, match=r"rt\(\*args\) is ambiguous with 2 prepared programs "
                                                r"\(prefill, decode\)"):
             rt(x, kv)
         rt.free_tensor(kv)
-    with pytest.raises(RuntimeError, match="ChipWorker is closed"):
+    with pytest.raises(RuntimeError, match=r"DistributedWorker.alloc_tensor\(\) called after close\(\)"):
         rt.alloc_tensor((N, N), torch.float32)
 
 
@@ -104,3 +104,26 @@ def test_worker_arguments_are_checked():
     other = decode.compile(torch.zeros(N, N), torch.zeros(N, N), torch.zeros(N, N), config=two)
     with pytest.raises(ValueError, match=r"decode runs on device_ids \[0, 1\], prefill on \[0\]"):
         DistributedWorker([prefill_c, other])
+
+
+def test_registered_handles_and_submitted_runs():
+    """The reference's explicit surface: `register` gives a handle bound to its program,
+    `submit` a completed run handle whose `result()` raises what the run raised, and a
+    closed worker refuses further use and closes its handles."""
+    prefill_c, decode_c, x, token, out = _compiled()
+    rt = DistributedWorker([prefill_c, decode_c])
+    kv = rt.alloc_tensor((N, N), torch.float32)
+    assert len(rt._owned_tensors) == 1
+    handle = rt.register(prefill_c)
+    assert handle.compiled is prefill_c and not handle.closed
+    handle(x, kv)
+    done = rt.submit(decode_c, token, kv, out)
+    assert done.done and done.result() is None
+    torch.testing.assert_close(out, 2 * x)
+    failed = rt.submit(decode_c, token, kv)  # one argument short
+    with pytest.raises(TypeError):
+        failed.result()
+    rt.close()
+    assert handle.closed and len(rt._owned_tensors) == 0
+    with pytest.raises(RuntimeError, match=r"DistributedWorker.register\(\) called after close\(\)"):
+        rt.register(prefill_c)

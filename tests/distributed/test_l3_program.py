@@ -13,6 +13,7 @@ import plang.distributed as pld
 from plang import ir
 from plang.distributed.runtime import DistributedError
 from plang.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
+from plang.ir.equality import structural_equal
 from plang.runtime.distributed_runner import _tensor_from_continuous
 
 pytest.importorskip("mpi4py")
@@ -57,6 +58,31 @@ class Looping:
         for i in pl.range(3):
             if i % 2 == 0:
                 self.log(x)
+
+
+@pl.program
+class PythonReduce:
+    """A HOST SubWorker's body is Python (torch), run as written; the host orchestrator
+    allocates its intermediates and the call allocates its Out tensor (return style)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def tile_add(self, a: T, b: T, f: pl.Out[T]) -> T:
+        return pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: T, b: T, f: pl.Out[T]) -> T:
+        return self.tile_add(a, b, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def reduce(s: T, d: T, f: pl.Out[T]) -> T:
+        f[:] = torch.maximum(s, d) * 2
+        return f
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: T, b: T, f: pl.Out[T]) -> T:
+        s: T = pl.create_tensor([16, 16], dtype=pl.FP32)
+        s = self.chip_add(a, b, s)
+        return self.reduce(s, a, f)
 
 
 ROW = pl.Tensor[[1, 64], pl.FP32]
@@ -154,6 +180,18 @@ def test_an_l3_orchestrator_runs_its_loops_and_branches():
     with ir.compile(Looping, distributed_config=ONE_RANK).prepare(callbacks={"log": calls.append}) as rt:
         rt(torch.ones(16, 16))
     assert len(calls) == 2 and torch.equal(calls[0][0], torch.ones(16, 16))
+
+
+def test_a_python_subworker_body_and_a_return_style_call():
+    assert "torch.maximum(s, d) * 2" in PythonReduce.as_python()
+    assert structural_equal(pl.parse(PythonReduce.as_python()), PythonReduce)
+    compiled = ir.compile(PythonReduce, distributed_config=ONE_RANK)
+    a, b = torch.randn(16, 16), torch.randn(16, 16)
+    torch.testing.assert_close(compiled(a, b), torch.maximum(a + b, a) * 2)
+    seen = []
+    with compiled.prepare(sub_worker_overrides={"reduce": seen.append}) as rt:  # the older name
+        rt(a, b, torch.zeros(16, 16))
+    torch.testing.assert_close(seen[0][0], a + b)
 
 
 def test_a_dispatch_to_a_device_past_the_ranks_is_an_error():

@@ -67,7 +67,7 @@ def every_statement_program():
             with b.scope(ScopeKind.Runtime, {"mode": ScopeMode.MANUAL}):
                 with b.scope(ScopeKind.Spmd, {"core_num": 4, "deps": (sc.task_var,)}, index_var="blk"):
                     b.let("flag", ConstBool(True))
-            with b.scope(ScopeKind.Hierarchy, {"level": Level.HOST, "role": Role.SubWorker}):
+            with b.scope(ScopeKind.Hierarchy, {"level": Level.HOST, "role": Role.Orchestrator}):
                 b.let("tup", MakeTuple([x, y]))
             with b.scope(ScopeKind.Cluster):
                 b.let("z", Add(ConstInt(2), ConstInt(3)))

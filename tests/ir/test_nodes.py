@@ -17,6 +17,7 @@ from plang.ir import (
     DistributedTensorType,
     Function,
     GlobalVar,
+    InlineStmt,
     IterArg,
     MakeTuple,
     MemorySpace,
@@ -135,6 +136,7 @@ def test_repr_of_every_node_kind_in_a_program():
              DistributedTensorType([8], FP32, view=TensorView([1], [4])),
              TileType([8, 8], FP32, MemorySpace.Vec, view=TileView(fractal=512),
                       memref=MemRef("buf", x, 256)),
+             InlineStmt("f[:] = torch.add(a, b)", "Python"),
              *(cls(x, Var("y", IDX)) for cls in BINARY_OPS)]
     Collect().visit(every_statement_program())
     for node in extra:

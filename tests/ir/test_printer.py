@@ -114,7 +114,7 @@ def test_program_with_every_statement_kind():
                 with pl.manual_scope():
                     for blk in pl.spmd(4, deps=[tid]):
                         flag: pl.Scalar[pl.BOOL] = True
-                with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker):
+                with pl.at(level=pl.Level.HOST, role=pl.Role.Orchestrator):
                     tup: pl.Tuple[pl.Tensor[[M, 64], pl.FP32], pl.Tensor[[M, 64], pl.FP32]] = (x, y)
                 with pl.cluster():
                     z: pl.Scalar[pl.INDEX] = pl.const(2, pl.INDEX) + 3

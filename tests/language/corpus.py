@@ -128,7 +128,7 @@ CORPUS: list[tuple[str, str]] = [
         "pl.cross_core_slot(slot_num=4)], name_hint='blk') as tid:\n    c = pl.add(a, b)\n"
         "with pl.at(level=pl.Level.CORE_GROUP, deps=[tid], no_dep_args=[a], allow_early_resolve=True):\n"
         "    d = pl.add(a, a)")),
-    ("scope_hierarchy", orch("with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker):\n"
+    ("scope_hierarchy", orch("with pl.at(level=pl.Level.HOST, role=pl.Role.Orchestrator):\n"
                              "    out = self.k(a, b, out)")),
     ("scope_cluster_spmd", orch("with pl.cluster(name_hint='grp'):\n    with pl.spmd(4, sync_start=True):\n"
                                 "        out = self.k(a, b, out)")),

@@ -141,7 +141,7 @@ def test_scope_kinds_and_attrs():
     f = _parse_body(
         "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]) as tid:\n"
         "    x = n + 1\n"
-        "with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker):\n    y = n + 1\n"
+        "with pl.at(level=pl.Level.HOST, role=pl.Role.Orchestrator):\n    y = n + 1\n"
         "with pl.manual_scope():\n    z = n\n"
         "for i in pl.spmd(4, sync_start=True):\n    w = i\n"
         "for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):\n    q = lane",
@@ -151,7 +151,7 @@ def test_scope_kinds_and_attrs():
     assert isinstance(incore, Scope) and incore.kind is ScopeKind.InCore
     assert dict(incore.attrs) == {"level": pl.Level.CORE_GROUP, "split": pl.SplitMode.UP_DOWN}
     assert incore.task_var.name == "tid" and incore.task_var.type.dtype is pl.TASK_ID
-    assert hier.kind is ScopeKind.Hierarchy and hier.attrs["role"] is pl.Role.SubWorker
+    assert hier.kind is ScopeKind.Hierarchy and hier.attrs["role"] is pl.Role.Orchestrator
     assert manual.kind is ScopeKind.Runtime and manual.attrs["mode"] is pl.ScopeMode.MANUAL
     assert (
         spmd.kind is ScopeKind.Spmd

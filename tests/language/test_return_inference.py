@@ -161,3 +161,25 @@ def test_recursion_through_annotated_function_is_accepted():
             return r
 
     assert same(Ok.functions["g"].return_types, [T64])
+
+
+def test_returning_a_call_of_several_values_returns_each_of_them():
+    @pl.program
+    class Pair:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+              d: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> tuple[pl.Tensor[[64, 64], pl.FP32],
+                                                                pl.Tensor[[64, 64], pl.FP32]]:
+            t = pl.load(a, [0, 0], [64, 64])
+            return pl.store(t, [0, 0], c), pl.store(pl.add(t, t), [0, 0], d)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+                 d: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> tuple[pl.Tensor[[64, 64], pl.FP32],
+                                                                   pl.Tensor[[64, 64], pl.FP32]]:
+            return self.k(a, c, d)  # two values, as the declaration says
+
+    main = Pair.get_function("main")
+    ret = flatten(main.body)[-1]
+    assert len(ret.values) == 2 and same([v.type for v in ret.values], [T64, T64])
+    assert pl.parse(Pair.as_python()) is not None

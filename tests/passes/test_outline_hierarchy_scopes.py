@@ -14,14 +14,14 @@ def test_host_scope_becomes_a_function_carrying_level_and_role():
         class P:
             @pl.function
             def main(self, {SIG}) -> {T}:
-                with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker):
+                with pl.at(level=pl.Level.HOST, role=pl.Role.Orchestrator):
                     y = pl.add(x, x)
                 z = pl.exp(y)
                 return z
     """, f"""
         @pl.program
         class P:
-            @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+            @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
             def main_host_0(self, {SIG}) -> {T}:
                 y = pl.add(x, x)
                 return y

@@ -140,3 +140,23 @@ def test_the_reference_manual_runs_on_plang(tmp_path):
 def test_a_wrong_manual_block_fails(tmp_path):
     run = _manual(tmp_path, "3.0")
     assert run.returncode == 1 and "not doubled" in run.stderr
+
+
+DEVICES = '''
+def test_devices(device_ids):
+    assert device_ids == [0, 1, 2, 3, 8]
+'''
+
+
+def test_device_ids_are_read_as_the_reference_reads_them(tmp_path):
+    """`--device 0-3,8` gives a distributed case the ids 0..3 and 8; `--device x` is a usage error."""
+    st = tmp_path / "reference" / "tests" / "st"
+    (st / "distributed").mkdir(parents=True)
+    (st / "distributed" / "test_devices.py").write_text(DEVICES)
+    (tmp_path / "reference" / "examples").mkdir()
+    run_py = [sys.executable, str(ROOT / "tools" / "reference_tests" / "run.py"), str(tmp_path / "reference"),
+              "--work", str(tmp_path / "work"), "distributed", "-q", "-p", "no:cacheprovider"]
+    run = subprocess.run([*run_py, "--device", "0-3,8"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
+    run = subprocess.run([*run_py, "--device", "0,x"], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0 and "--device: 'x' is not an id or a range of ids" in run.stdout + run.stderr

@@ -45,6 +45,7 @@ from ..ir.stmt import (
     Eval,
     For,
     If,
+    InlineStmt,
     Return,
     Scope,
     SeqStmts,
@@ -218,6 +219,14 @@ class _FunctionWriter:
         if self.group:
             self._co_run()
         self.line("return " + ", ".join(self.expr(v) for v in s.values) if s.values else "return")
+
+    def stmt_InlineStmt(self, s: InlineStmt) -> None:
+        """A HOST SubWorker's Python body, under the parameter names it was written with."""
+        for p in self.fn.params:
+            if self.name(p) != p.name:
+                self.line(f"{p.name} = {self.name(p)}")
+        for text in s.body.splitlines():
+            self.line(text)
 
     def stmt_Break(self, s: Break) -> None:
         self.line("break")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import math
 import re
 import sys
 import types
@@ -89,6 +90,11 @@ class HostFunction:
     def __call__(self, *args: Any, config=None) -> Any:
         return self.compile(*args, config=config)(*args)
 
+    @staticmethod
+    def with_outputs(args: Sequence[Any]) -> tuple[tuple[Any, ...], None]:
+        """A host function takes every argument (its outputs are the tensors it is given)."""
+        return tuple(args), None
+
     def rank_body(self, ops: RankOps, dispatches: list, callbacks: dict) -> Callable:
         """The body this rank runs: the function with `pl`, `pld` and its dispatches bound."""
         return _rebound(self._func, ops, dispatches)
@@ -108,20 +114,41 @@ class DistributedCompiledProgram:
     def __init__(self, host: HostFunction, dist: DistributedConfig, config) -> None:
         self.host, self.distributed_config, self.config = host, dist, config
 
-    def __call__(self, *args: Any, config=None) -> None:
+    def __call__(self, *args: Any, config=None) -> Any:
+        """Run every rank on `args`; an L3 program called with only its non-Out arguments
+        gets fresh Out tensors and returns them (return style)."""
         nranks = self.distributed_config.nranks
+        args, allocated = self.host.with_outputs(args)
         program = getattr(self.host, "program", None)  # an L3 @pl.program's IR travels to its ranks
         if program is not None and nranks > 1 and not under_launcher():
             run_job(program, nranks, self.distributed_config, config or self.config, args)
-            return
-        timeout = getattr(config or self.config, "pipe_timeout", 30.0)
-        RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
+        else:
+            timeout = getattr(config or self.config, "pipe_timeout", 30.0)
+            RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
+        if allocated:
+            return allocated[0] if len(allocated) == 1 else allocated
+        return None
 
-    def prepare(self, extra_compiled: Sequence[DistributedCompiledProgram] = (), *,
-                callbacks: dict[str, Callable[..., Any]] | None = None):
+    def prepare(self, config: RunConfig | None = None, *,
+                extra_compiled: Sequence[DistributedCompiledProgram] = (),
+                callbacks: dict[str, Callable[..., Any]] | None = None,
+                sub_worker_overrides: dict[str, Callable[..., Any]] | None = None,
+                persistent: bool = False, reset_persistent_windows: bool | None = None,
+                startup_timeout_s: float | None = None):
         """A `DistributedWorker` holding this program (and `extra_compiled`): ranks started
-        once, resident tensors shared by every dispatch."""
-        return DistributedWorker([self, *extra_compiled], self.config, callbacks=callbacks)
+        once, resident tensors shared by every dispatch. `sub_worker_overrides` is the
+        reference's older name of `callbacks`. `config` (the reference's arena prewarm),
+        `persistent` and `startup_timeout_s` are accepted: each dispatch starts with zeroed
+        windows, which is persistent mode's default reset; keeping window contents across
+        dispatches (`reset_persistent_windows=False`) is not supported."""
+        if persistent and reset_persistent_windows is False:
+            raise DistributedError(f"{self.host.name}: prepare(persistent=True, "
+                                   f"reset_persistent_windows=False) is not supported: every dispatch "
+                                   f"starts with zeroed windows")
+        if callbacks is not None and sub_worker_overrides is not None:
+            raise TypeError("prepare: pass callbacks= or its older name sub_worker_overrides=, not both")
+        return DistributedWorker([self, *extra_compiled], self.config,
+                                 callbacks=callbacks if callbacks is not None else sub_worker_overrides)
 
 
 class RankRunner:
@@ -189,16 +216,40 @@ class DistributedWorker(Worker):
         timeout = getattr(self.config, "pipe_timeout", 30.0)
         self._comm = ensure_ranks(programs[0].distributed_config.nranks, timeout)
         self._chip = ChipWorker(self.config)
+        self._handles: list[PreparedProgram] = []
 
-    def register(self, compiled: DistributedCompiledProgram) -> Callable[..., None]:
-        """Prepare one more program on this worker; returns a function that runs it."""
+    def _check_open(self, op: str) -> None:
+        if self._chip.closed:
+            raise RuntimeError(f"DistributedWorker.{op}() called after close()")
+
+    def register(self, compiled: DistributedCompiledProgram) -> PreparedProgram:
+        """Prepare one more program on this worker; returns a handle that runs it."""
+        self._check_open("register")
         if compiled not in self._programs:
             self._programs.append(compiled)
-        return functools.partial(self.run, compiled)
+        self._handles.append(PreparedProgram(self, compiled))
+        return self._handles[-1]
 
-    def run(self, compiled: DistributedCompiledProgram, *args: Any) -> None:
+    def submit(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None
+               ) -> DistributedRunHandle:
+        """`run`, as the reference's asynchronous dispatch: the simulated chips run it before
+        this returns, so the handle is complete; its `result()` raises what the run raised."""
+        try:
+            self.run(compiled, *args, config=config)
+        except Exception as e:  # the reference raises a dispatch's failure from result()
+            return DistributedRunHandle(e)
+        return DistributedRunHandle()
+
+    @property
+    def _owned_tensors(self) -> dict:
+        """The reference's name for the resident tensors `alloc_tensor` gave and `close` frees."""
+        return self._chip._owned_tensors
+
+    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
         """Run prepared program `compiled` on `args` (host tensors and this worker's
-        DeviceTensors) on every rank."""
+        DeviceTensors) on every rank; `config` is the reference's per-dispatch settings,
+        accepted (this worker keeps its own)."""
+        self._check_open("run")
         if compiled not in self._programs:
             name = getattr(getattr(compiled, "host", None), "name", type(compiled).__name__)
             raise ValueError(f"DistributedWorker.run: {name} is not prepared on this worker "
@@ -208,27 +259,61 @@ class DistributedWorker(Worker):
 
     def __call__(self, *args: Any) -> None:
         if len(self._programs) > 1:
-            raise RuntimeError(f"rt(*args) is ambiguous with {len(self._programs)} prepared programs "
+            raise TypeError(f"rt(*args) is ambiguous with {len(self._programs)} prepared programs "
                                f"({', '.join(p.host.name for p in self._programs)}): "
                                f"call rt.run(compiled, *args)")
         self.run(self._programs[0], *args)
 
     def alloc_tensor(self, shape: Sequence[int], dtype: Any, init: Any = None) -> DeviceTensor:
         """A zero-filled tensor resident on this rank's chip (`ChipWorker.alloc_tensor`)."""
+        self._check_open("alloc_tensor")
         return self._chip.alloc_tensor(shape, dtype, init)
 
     def free_tensor(self, tensor: DeviceTensor) -> None:
         self._chip.free_tensor(tensor)
 
     def close(self) -> None:
-        """Release the resident tensors and the chip. Idempotent."""
+        """Release the resident tensors and the chip, and close every handle. Idempotent."""
         self._chip.close()
+        for handle in self._handles:
+            handle.closed = True
 
     def __enter__(self) -> DistributedWorker:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class PreparedProgram:
+    """A program registered on a `DistributedWorker`; call it with the program's arguments."""
+
+    def __init__(self, worker: DistributedWorker, compiled: DistributedCompiledProgram) -> None:
+        self.worker, self.compiled = worker, compiled
+        self.closed = False  # set when its worker closes
+
+    def __call__(self, *args: Any) -> None:
+        self.worker.run(self.compiled, *args)
+
+
+class DistributedRunHandle:
+    """What `DistributedWorker.submit` returns: a dispatch that has completed. `result()`
+    (or `wait()`) raises its error, if it had one; `done` is True."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self._error = error
+
+    @property
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout: float | None = None) -> None:
+        if timeout is not None and not (timeout >= 0 and math.isfinite(timeout)):
+            raise ValueError("DistributedRunHandle timeout must be a non-negative finite number of seconds")
+        if self._error is not None:
+            raise self._error
+
+    wait = result
 
 
 def _bcast(comm, t: torch.Tensor, root: int) -> None:

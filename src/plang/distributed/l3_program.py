@@ -15,7 +15,7 @@ callback — bound with ``compiled.prepare(callbacks={name: fn})``; a SubWorker 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -24,7 +24,8 @@ from ..codegen.torch_ref_pld import bind_pld
 from ..errors import UnsupportedConstructError
 from ..ir.enums import Level, ParamDirection, Role
 from ..ir.function import Function, Program
-from ..runtime import DeviceTensor
+from ..runtime import DeviceTensor, ParamSpec
+from ..runtime.compiled import with_outputs
 from .host import uses_pld
 from .runtime import DistributedError
 
@@ -38,8 +39,10 @@ def host_orchestrator(program: Program) -> Function | None:
 class L3Host:
     """The host side of an L3 program, run by `RankRunner` like a `@pl.jit.host` body."""
 
-    def __init__(self, program: Program, compile_chip: Callable[[Program, str], Any]) -> None:
+    def __init__(self, program: Program, compile_chip: Callable[[Program, str], Any],
+                 signature: Sequence[ParamSpec] = ()) -> None:
         self.program = program
+        self.signature = signature  # the orchestrator's: a return-style call's Out tensors
         self.entry = host_orchestrator(program)
         if self.entry is None:
             raise ValueError(f"program {program.name!r} has no HOST-level Orchestrator function")
@@ -51,6 +54,10 @@ class L3Host:
         subs = [f for f in program.functions.values() if f.role is Role.SubWorker]
         self.sub_workers = tuple(f.name for f in subs)
         self.runtime_bound = tuple(f.name for f in subs if f.requires_runtime_binding)
+
+    def with_outputs(self, args: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[torch.Tensor, ...] | None]:
+        """`args` with fresh Out tensors where only the other arguments are given."""
+        return with_outputs(self.name, self.signature, args)
 
     @functools.cached_property
     def _reference(self) -> dict[str, Any]:

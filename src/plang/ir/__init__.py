@@ -73,6 +73,7 @@ from .stmt import (
                     Eval,
                     For,
                     If,
+                    InlineStmt,
                     Return,
                     Scope,
                     SeqStmts,

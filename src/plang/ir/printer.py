@@ -59,6 +59,7 @@ from .stmt import (
     Eval,
     For,
     If,
+    InlineStmt,
     Return,
     Scope,
     SeqStmts,
@@ -122,9 +123,7 @@ def format_value(v: Any) -> str:
 
 
 def _format_float(v: float) -> str:
-    if math.isfinite(v):
-        return repr(v)
-    return f'float("{v}")'
+    return repr(v) if math.isfinite(v) else f'float("{v}")'
 
 
 class _Namer:
@@ -474,6 +473,10 @@ class _Printer(TypePrinter):
     def _continue(self, s: Continue) -> None:
         self.line("continue")
 
+    def _inline(self, s: InlineStmt) -> None:
+        for text in s.body.splitlines():
+            self.line(text)
+
     def _if(self, s: If) -> None:
         self.block(f"if {self.expr(s.cond)}", s.then_body, s.return_vars)
         if flatten(s.else_body):
@@ -563,7 +566,7 @@ class _Printer(TypePrinter):
     _STMT: dict[type, Callable[[_Printer, Any], None]] = {
         Assign: _assign, Eval: _eval, Return: _return, Yield: _yield, Break: _break,
         Continue: _continue, If: _if, For: _for, While: _while, Scope: _scope,
-        SplitAivScope: _split_aiv, SeqStmts: _seq,
+        SplitAivScope: _split_aiv, SeqStmts: _seq, InlineStmt: _inline,
     }
 
 
@@ -589,11 +592,7 @@ def _is_int(e: Expr, value: int) -> bool:
 
 
 def _holds_expr(v: Any) -> bool:
-    if isinstance(v, Expr):
-        return True
-    if isinstance(v, (tuple, list)):
-        return any(_holds_expr(x) for x in v)
-    return False
+    return isinstance(v, Expr) or (isinstance(v, (tuple, list)) and any(_holds_expr(x) for x in v))
 
 
 register_printer(python_print)

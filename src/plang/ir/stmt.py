@@ -1,4 +1,4 @@
-"""IR statements: bindings, structured control flow, scopes and AIV-split regions."""
+"""IR statements: bindings, structured control flow, scopes, AIV-split regions and inline\nsource."""
 
 from __future__ import annotations
 
@@ -114,6 +114,15 @@ class SplitAivScope(Stmt):
     mode: SplitMode
     lane_var: Var
     body: Stmt
+
+
+@node
+class InlineStmt(Stmt):
+    """Source run as it is: the Python body of a HOST SubWorker (`language` "Python"), which
+    the run executes with its parameters bound to the call's tensors and `torch` in scope."""
+
+    body: str
+    language: str = "Python"
 
 
 def flatten(stmt: Stmt | None) -> list[Stmt]:

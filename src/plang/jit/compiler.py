@@ -166,6 +166,7 @@ def compile_program(program, config=None, entry: str | None = None):
     the explicit-compile path for programs written without `@pl.jit` (`pl.compile`).
     `entry` names the Orchestration function to run (default: the only one). With
     ``save_kernels`` (or per-pass dumps) in the config, the artefacts go to `artefact_dir`."""
+    from ..ir.enums import FunctionType
     from ..ir.function import Function, Program
     from .build import build_compiled_program
     from .specializer import ReturnPlan
@@ -178,6 +179,15 @@ def compile_program(program, config=None, entry: str | None = None):
     _start_compile_workers()
     folder = artefact_dir(config, program.name)
     lowered = lower_program(program, config, folder)
+    entries = [f.name for f in program.functions.values() if f.func_type is FunctionType.Orchestration]
+    if not entry and len(entries) > 1:  # no single entry: each one, by name
+        from ..runtime.multi_orchestration import MultiOrchestrationProgram
+
+        return MultiOrchestrationProgram(program.name, {
+            name: _with_artefacts(build_compiled_program(program, lowered, config, entry=name,
+                                                         returns=ReturnPlan(-1, ()), key=None),
+                                  config, os.path.join(folder, "next_levels", name))
+            for name in entries}, folder)
     compiled = build_compiled_program(program, lowered, config, entry=entry or "",
                                       returns=ReturnPlan(-1, ()), key=None)
     return _with_artefacts(compiled, config, folder)
@@ -193,13 +203,15 @@ def _reference_compile(program, config=None, *, output_dir=None, strategy="Defau
     from ..distributed.l3_program import L3Host, host_orchestrator
     from ..ir.function import Program
     from ..runtime import RunConfig
+    from .build import _signature
 
     if config is None:
         config = RunConfig(platform=platform or "cpu", strategy=strategy, dump_passes=dump_passes,
                            save_kernels=True, save_kernels_dir=output_dir,
                            **({} if backend_type is None else {"backend_type": backend_type}))
     if distributed_config is not None and isinstance(program, Program) and host_orchestrator(program):
-        host = L3Host(program, lambda chip, entry: compile_program(chip, config, entry=entry))
+        host = L3Host(program, lambda chip, entry: compile_program(chip, config, entry=entry),
+                      _signature(host_orchestrator(program)))
         return DistributedCompiledProgram(host, distributed_config, config)
     return compile_program(program, config)
 

@@ -41,6 +41,29 @@ from .device_tensor import DeviceTensor
 from .param_spec import ParamSpec
 
 
+def with_outputs(name: str, signature: Sequence[ParamSpec], args: Sequence[Any]
+                 ) -> tuple[tuple[Any, ...], tuple[torch.Tensor, ...] | None]:
+    """`args` completed with fresh Out tensors when they are exactly the non-Out arguments of
+    `signature` (return style), and those tensors (None for a full argument list)."""
+    if len(args) == len(signature):
+        return tuple(args), None
+    outs = [i for i, p in enumerate(signature) if p.direction is ParamDirection.Out]
+    if not outs or len(args) != len(signature) - len(outs):
+        return tuple(args), None
+    given = iter(args)
+    full, allocated = [], []
+    for i, spec in enumerate(signature):
+        if i not in outs:
+            full.append(next(given))
+            continue
+        if spec.shape is None or not all(isinstance(d, int) for d in spec.shape):
+            raise ValueError(f"{name}: can not allocate output {spec.name!r} of shape "
+                             f"{list(spec.shape or ())}: pass every tensor (in-place style)")
+        allocated.append(torch.zeros(spec.shape, dtype=spec.dtype.to_torch()))
+        full.append(allocated[-1])
+    return tuple(full), tuple(allocated)
+
+
 class CompiledProgram:
     """A compiled program: kernels, an orchestration task program and its signature.
     Calling it runs it on the current `ChipWorker` (or a default one)."""
@@ -133,23 +156,7 @@ class CompiledProgram:
     def with_outputs(self, args: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[torch.Tensor, ...] | None]:
         """`args` completed with fresh Out tensors when they are exactly the non-Out
         arguments (return style), and those tensors (None for a full argument list)."""
-        if len(args) == len(self.signature):
-            return tuple(args), None
-        outs = self.output_indices
-        if not outs or len(args) != len(self.signature) - len(outs):
-            return tuple(args), None
-        given = iter(args)
-        full, allocated = [], []
-        for i, spec in enumerate(self.signature):
-            if i not in outs:
-                full.append(next(given))
-                continue
-            if spec.shape is None or not all(isinstance(d, int) for d in spec.shape):
-                raise ValueError(f"{self.name}: can not allocate output {spec.name!r} of shape "
-                                 f"{list(spec.shape or ())}: pass every tensor (in-place style)")
-            allocated.append(torch.zeros(spec.shape, dtype=spec.dtype.to_torch()))
-            full.append(allocated[-1])
-        return tuple(full), tuple(allocated)
+        return with_outputs(self.name, self.signature, args)
 
     def finish_result(self, result: Any, args: Sequence[Any]) -> Any:
         """Write each Out / InOut tensor's final value into the caller's tensor when the

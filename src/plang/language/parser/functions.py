@@ -11,7 +11,7 @@ from ...errors import ParserSyntaxError, ParserTypeError, UnsupportedConstructEr
 from ...ir.enums import FunctionType, Level, Role
 from ...ir.expr import Var
 from ...ir.function import Function, Program
-from ...ir.stmt import seq
+from ...ir.stmt import InlineStmt, seq
 from ...ir.types import Type
 from ..dispatch import ParseState, parsing
 from .body import Body
@@ -136,11 +136,16 @@ class FunctionParser:
                 f"{fdef.name}() declares {len(self.body.declared_returns)} return value(s) but does not "
                 "return on every path", fdef, hint="end the function with a return statement",
             )
-        with parsing(self.state):
-            self.body.open_block("function", None)
-            for s in close_returns(fdef.body):
-                self.stmts.parse_stmt(s)
-            body = seq(self.body.blocks.pop(), self.source.span(fdef.body[0]))
+        if opts.level is Level.HOST and opts.role is Role.SubWorker and not _is_stub(fdef):
+            # a HOST SubWorker's body is Python the run executes as it is (`torch` in scope)
+            source = "\n".join(ast.unparse(s) for s in fdef.body)
+            body = InlineStmt(source, "Python", self.source.span(fdef.body[0]))
+        else:
+            with parsing(self.state):
+                self.body.open_block("function", None)
+                for s in close_returns(fdef.body):
+                    self.stmts.parse_stmt(s)
+                body = seq(self.body.blocks.pop(), self.source.span(fdef.body[0]))
         for k, v in self.body.func_attrs.items():
             if k in attrs:
                 raise self.source.error(

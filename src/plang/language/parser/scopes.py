@@ -122,6 +122,12 @@ class ScopeParser:
         if role is not None:
             if not isinstance(role, Role):
                 raise self.source.error(ParserSyntaxError, f"pl.at role= takes a pl.Role, got {role!r}", call)
+            if role is Role.SubWorker and level.value >= Level.HOST.value:  # as the reference
+                raise self.source.error(
+                    UnsupportedConstructError,
+                    "Inline 'with pl.at(level>=HOST, role=pl.Role.SubWorker)' is not supported", call,
+                    hint="declare a SubWorker via @pl.function(level=..., role=pl.Role.SubWorker): its "
+                         "body is Python the run executes as written")
             attrs["role"] = role
         attrs.update(self.loops.optimization_attrs(b.get("optimizations"), call))
         for key in ("deps", "no_dep_args", "dumps", "allow_early_resolve", "predicate", "cache_policies"):

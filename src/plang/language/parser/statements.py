@@ -207,14 +207,7 @@ class StatementParser:
         if isinstance(value, (tuple, list)):
             items = list(value)
         elif isinstance(value, TupleValue):
-            expr = value.unwrap()
-            if not isinstance(expr, Var):
-                tmp = self.names.bind_var("_".join(_target_names(target)), expr.type, target)
-                self.body.emit(Assign(tmp, expr, self.source.span(node)))
-                expr = tmp
-            items = [
-                wrap(TupleGetItem(expr, i, self.source.span(value_node))) for i in range(len(expr.type.types))
-            ]
+            items = self.tuple_items(value, "_".join(_target_names(target)), target, node, value_node)
         else:
             raise self.source.error(
                 ParserTypeError, f"cannot unpack {describe_value(value)} into {len(elts)} names", value_node
@@ -225,6 +218,18 @@ class StatementParser:
             )
         for t, v in zip(elts, items):
             self.bind_target(t, v, None, node, value_node)
+
+    def tuple_items(self, value: TupleValue, name: str, where: ast.AST, node: ast.AST,
+                    value_node: ast.AST) -> list[Any]:
+        """The elements of a tuple-typed value (a call returning several values), read from a
+        variable `name` bound to it first when it is not one."""
+        expr = value.unwrap()
+        if not isinstance(expr, Var):
+            tmp = self.names.bind_var(name, expr.type, where)
+            self.body.emit(Assign(tmp, expr, self.source.span(node)))
+            expr = tmp
+        span = self.source.span(value_node)
+        return [wrap(TupleGetItem(expr, i, span)) for i in range(len(expr.type.types))]
 
     def subscript_write(self, target: ast.Subscript, value: Any, node: ast.AST) -> None:
         """`out[a:b, c:d] = t` writes a tensor/tile into a region and rebinds `out`; an integer
@@ -387,6 +392,8 @@ class StatementParser:
             else [self.exprs.eval(v)]
         )
         declared = self.body.declared_returns
+        if len(raw) == 1 and isinstance(raw[0], TupleValue) and (declared is None or len(declared) != 1):
+            raw = self.tuple_items(raw[0], "ret", v, node, v)  # `return self.f(...)` of several values
         if declared is not None and len(raw) != len(declared):
             raise self.source.error(
                 ParserTypeError,

@@ -209,6 +209,88 @@ def test_a_two_rank_program_runs_on_launched_ranks_from_this_process():
     torch.testing.assert_close(outputs, torch.stack([inputs[1], inputs[0]]))
 
 
+CAP, W = 4, 16
+BLOCKS = pl.Tensor[[2 * CAP, W], pl.FP32]
+WIN = pld.DistributedTensor[[2 * CAP, W], pl.FP32]
+COUNTS = pl.Tensor[[2, 1], pl.INT32]
+
+
+@pl.program
+class VariableExchange:
+    """`pld.tensor.all_to_all_v`: rank r sends `counts[r][d]` valid rows to d."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, inp: BLOCKS, counts: COUNTS, out: pl.Out[BLOCKS], got: pl.Out[COUNTS], stage: WIN,
+             target: WIN, sig: pld.DistributedTensor[[2, 1], pl.INT32],
+             rc: pld.DistributedTensor[[2, 1], pl.INT32]) -> BLOCKS:
+        stage = pl.store(pl.load(inp, [0, 0], [2 * CAP, W]), [0, 0], stage)
+        target = pld.tensor.all_to_all_v(stage, target, sig, counts, rc)
+        for d in pl.range(2):
+            pl.write(got, [d, 0], pl.read(rc, [d, 0]))
+        return pl.store(pl.load(target, [0, 0], [2 * CAP, W]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp: BLOCKS, counts: COUNTS, out: pl.Out[BLOCKS], got: pl.Out[COUNTS], stage: WIN,
+             target: WIN, sig: pld.DistributedTensor[[2, 1], pl.INT32],
+             rc: pld.DistributedTensor[[2, 1], pl.INT32]) -> BLOCKS:
+        return self.step(inp, counts, out, got, stage, target, sig, rc)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, inputs: pl.Tensor[[2, 2 * CAP, W], pl.FP32], counts: pl.Tensor[[2, 2, 1], pl.INT32],
+                  outputs: pl.Out[pl.Tensor[[2, 2 * CAP, W], pl.FP32]],
+                  got: pl.Out[pl.Tensor[[2, 2, 1], pl.INT32]]):
+        stage_buf = pld.alloc_window_buffer([2 * CAP, W], dtype=pl.FP32)
+        target_buf = pld.alloc_window_buffer([2 * CAP, W], dtype=pl.FP32)
+        sig_buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        rc_buf = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+        for r in pl.range(2):
+            stage = pld.window(stage_buf, [2 * CAP, W], dtype=pl.FP32)
+            target = pld.window(target_buf, [2 * CAP, W], dtype=pl.FP32)
+            sig = pld.window(sig_buf, [2, 1], dtype=pl.INT32)
+            rc = pld.window(rc_buf, [2, 1], dtype=pl.INT32)
+            self.chip(inputs[r], counts[r], outputs[r], got[r], stage, target, sig, rc, device=r)
+
+
+def test_a_variable_exchange_on_two_ranks():
+    compiled = ir.compile(VariableExchange, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    inputs = torch.randn(2, 2 * CAP, W)
+    counts = torch.tensor([[[1], [3]], [[4], [9]]], dtype=torch.int32)  # 9 is clamped to CAP
+    outputs, got = torch.zeros(2, 2 * CAP, W), torch.zeros(2, 2, 1, dtype=torch.int32)
+    compiled(inputs, counts, outputs, got)
+    for dst in range(2):
+        for src in range(2):
+            n = min(int(counts[src, dst, 0]), CAP)
+            assert int(got[dst, src, 0]) == n
+            sent = inputs[src, dst * CAP:dst * CAP + n]
+            torch.testing.assert_close(outputs[dst, src * CAP:src * CAP + n], sent)
+
+
+B16 = pl.Tensor[[16, 16], pl.BF16]
+
+
+@pl.program
+class Bf16OnRankOne:
+    @pl.function(type=pl.FunctionType.InCore)
+    def tile_copy(self, a: B16, f: pl.Out[B16]) -> B16:
+        return pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(self, a: B16, f: pl.Out[B16]) -> B16:
+        return self.tile_copy(a, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: B16, f: pl.Out[B16]) -> B16:
+        return self.chip_orch(a, f, device=1)
+
+
+def test_a_bf16_result_reaches_every_rank():
+    """Rank 1 writes the BF16 output; the broadcast at the end of the body carries its bytes."""
+    compiled = ir.compile(Bf16OnRankOne, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    a, f = torch.randn(16, 16).to(torch.bfloat16), torch.zeros(16, 16, dtype=torch.bfloat16)
+    compiled(a, f)
+    assert torch.equal(f, a)
+
+
 def test_a_failing_rank_of_a_launched_run_is_reported_to_the_caller():
     compiled = ir.compile(Inspected, distributed_config=DistributedConfig(device_ids=[0, 3]))
     with pytest.raises(DistributedError, match=r"(?s)Inspected: the run on 2 ranks failed.*"

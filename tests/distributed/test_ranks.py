@@ -61,3 +61,14 @@ def test_a_host_program_on_the_reference_import_path_runs():
     done = run("reference_path.py")
     assert done.returncode == 0, done.stderr[-4000:]
     assert "reference path ok" in done.stdout
+
+
+def test_a_multi_rank_host_program_under_pytest_says_how_to_run_it():
+    """Re-running pytest as the ranks would run the whole session on every rank: refused."""
+    from plang.distributed.launch import ensure_ranks
+    from plang.distributed.runtime import DistributedError
+
+    with pytest.raises(DistributedError, match=r"2-rank @pl.jit.host program started outside a script "
+                                               r"\(here: .*\) .* or write the orchestrator as an L3 "
+                                               r"@pl.program"):
+        ensure_ranks(2)

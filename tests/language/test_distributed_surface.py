@@ -11,7 +11,7 @@ import torch
 import plang as pl
 import plang.distributed as pld
 from plang.codegen.torch_ref import run_torch_ref, torch_codegen
-from plang.ir import CommCtxType, DistributedTensorType, PtrType
+from plang.ir import CommCtxType, DistributedTensorType, Program, PtrType, Return, TensorType, flatten
 from plang.ir.enums import NotifyOp, ReduceOp
 
 from ._round_trip import round_trip
@@ -91,6 +91,25 @@ def test_distributed_tensor_is_a_tensor_to_tensor_ops():
         """)
     ret = prog.return_types[0]
     assert type(ret) is DistributedTensorType and ret.layout is pl.NZ
+
+
+def test_a_window_tensor_may_be_returned_where_a_tensor_is_declared():
+    """As in the reference: the value keeps its window-bound type, and TypeCheck agrees."""
+    from plang.passes.verifiers.type_check import check_types
+
+    prog, _ = round_trip("""
+        import plang as pl
+        import plang.distributed as pld
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(x: pl.Tensor[[1, 8], pl.INT32],
+              win: pld.DistributedTensor[[1, 8], pl.INT32]) -> pl.Tensor[[1, 8], pl.INT32]:
+            win = pl.store(pl.load(x, [0, 0], [1, 8]), [0, 0], win)
+            return win
+        """)
+    ret = [s for s in flatten(prog.body) if isinstance(s, Return)][0]
+    assert type(prog.return_types[0]) is TensorType and type(ret.values[0].type) is DistributedTensorType
+    check_types(Program("p", [prog]))  # no PassError
 
 
 def test_collectives_check_their_operands():

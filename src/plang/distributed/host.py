@@ -257,7 +257,7 @@ class DistributedWorker(Worker):
         with self._chip.active():
             RankRunner(self._comm).run(compiled.host, args, self._callbacks)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
         if len(self._programs) > 1:
             raise TypeError(f"rt(*args) is ambiguous with {len(self._programs)} prepared programs "
                                f"({', '.join(p.host.name for p in self._programs)}): "
@@ -318,7 +318,7 @@ class DistributedRunHandle:
 
 def _bcast(comm, t: torch.Tensor, root: int) -> None:
     buf = t.detach().contiguous().clone()
-    comm.comm.Bcast(buf.numpy(), root=root)
+    comm.comm.Bcast(buf.reshape(-1).view(torch.uint8).numpy(), root=root)  # bytes: any dtype (bf16)
     t.copy_(buf)
 
 

@@ -39,7 +39,7 @@ def host_orchestrator(program: Program) -> Function | None:
 class L3Host:
     """The host side of an L3 program, run by `RankRunner` like a `@pl.jit.host` body."""
 
-    def __init__(self, program: Program, compile_chip: Callable[[Program, str], Any],
+    def __init__(self, program: Program, compile_chip: Callable[[Program, str, int | None], Any],
                  signature: Sequence[ParamSpec] = ()) -> None:
         self.program = program
         self.signature = signature  # the orchestrator's: a return-style call's Out tensors
@@ -106,7 +106,8 @@ class L3Host:
         else:
             compiled = self._compiled.get(name)
             if compiled is None:
-                compiled = self._compiled[name] = self._compile_chip(self._chip, name)
+                rank = ops.rank if ops.nranks > 1 else None  # (each rank's artefacts apart)
+                compiled = self._compiled[name] = self._compile_chip(self._chip, name, rank)
             result = compiled(*args)
         return result if result is not None else _outputs(callee, args)
 

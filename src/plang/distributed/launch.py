@@ -51,7 +51,7 @@ def mpiexec() -> str:
 def ensure_ranks(n: int, timeout: float = 30.0) -> RankComm:
     """This rank's RankComm in a world of `n` ranks, self-launching when not under a launcher."""
     global _comm
-    if _comm is None and n > 1 and not under_launcher():
+    if n > 1 and not under_launcher():
         _relaunch(n)
     if _comm is None:
         mpi()
@@ -68,9 +68,11 @@ def ensure_ranks(n: int, timeout: float = 30.0) -> RankComm:
 
 def _relaunch(n: int) -> None:
     script = sys.argv[0] if sys.argv else ""
-    if not script or script == "-c" or not Path(script).exists():
-        raise DistributedError(f"a {n}-rank program started outside a script cannot launch its ranks: "
-                               f"run it as a script, or under mpiexec -n {n}")
+    if not _rerunnable(script):
+        raise DistributedError(f"a {n}-rank @pl.jit.host program started outside a script (here: "
+                               f"{script or 'no script'}) cannot launch its ranks by re-running it: run "
+                               f"the script plainly or under mpiexec -n {n}, or write the orchestrator "
+                               f"as an L3 @pl.program, which runs on launched ranks from anywhere")
     sys.stdout.flush()
     with tempfile.TemporaryDirectory(prefix="plang-pld-") as reports:
         env = dict(os.environ, **{LAUNCHED_ENV: "1", REPORTS_ENV: reports})
@@ -78,6 +80,14 @@ def _relaunch(n: int) -> None:
         for report in sorted(Path(reports).iterdir()):
             sys.stderr.write(report.read_text())
     raise SystemExit(rc)
+
+
+def _rerunnable(script: str) -> bool:
+    """Whether `script` (sys.argv[0]) is a user's script the ranks may re-run: not `-c`, a
+    test runner (its re-run would be the whole session on every rank) or a notebook kernel."""
+    path = Path(script)
+    return (bool(script) and script != "-c" and path.is_file() and "pytest" not in path.parts
+            and path.name not in ("pytest", "py.test") and "ipykernel" not in path.name)
 
 
 def _install_excepthook(comm: RankComm) -> None:

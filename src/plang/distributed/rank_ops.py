@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
+import numpy as np
 import torch
 
 from ..dtypes import DataType
@@ -51,7 +52,11 @@ class RankOps:
     def window(self, buf: Window, shape: Sequence[int], dtype: DataType) -> torch.Tensor:
         """`pld.window(buf, shape, dtype=)`: this rank's slice of `buf` as a torch tensor."""
         wt = buf.tensor([int(d) for d in shape], dtype.to_numpy())
-        t = torch.from_numpy(wt.local)
+        try:
+            t = torch.from_numpy(wt.local)
+        except TypeError:  # ml_dtypes' bf16 / fp8: no torch view of the memory, no MPI datatype
+            raise DistributedError(f"rank {self.rank}: pld.window of {dtype.name}: a window holds a dtype "
+                                   f"MPI moves (FP32, FP16, integers), not {dtype.name}") from None
         self._windows[(t.data_ptr(), tuple(t.shape))] = wt
         return t
 
@@ -122,8 +127,17 @@ class RankOps:
         return target
 
     def all_to_all_v(self, input, target, send_counts, recv_counts):
-        raise DistributedError(f"rank {self.rank}: pld.tensor.all_to_all_v does not run on the MPI "
-                               "runtime yet; use pld.tensor.all_to_all with padded chunks")
+        """Every rank's `MAX_RECV`-row block for peer d (MAX_RECV = target rows / ranks) lands
+        at rows `rank * MAX_RECV` of d's target; d's `recv_counts[rank, 0]` receives
+        `min(send_counts[d], MAX_RECV)`, how many of those rows are valid (the rest are stale)."""
+        wt = self._wt(target, "pld.tensor.all_to_all_v")
+        capacity = target.shape[0] // self.nranks
+        self.comm.all_to_all(input.contiguous().numpy(), wt.local)
+        counts = np.minimum(send_counts.reshape(-1)[:self.nranks].numpy().astype(np.int32), capacity)
+        received = np.empty(self.nranks, dtype=np.int32)
+        self.comm.comm.Alltoall(np.ascontiguousarray(counts), received)
+        self._wt(recv_counts, "pld.tensor.all_to_all_v").local.reshape(-1)[:self.nranks] = received
+        return target
 
     def barrier(self, signal=None):
         self.comm.barrier()

@@ -6,6 +6,8 @@ runtime together (DESIGN.md "Package layout").
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 import threading
@@ -193,6 +195,15 @@ def compile_program(program, config=None, entry: str | None = None):
     return _with_artefacts(compiled, config, folder)
 
 
+def _compile_chip_entry(config, chip, entry: str, rank: int | None):
+    """Chip entry `entry` of an L3 program for `config`; on one of several ranks (`rank`), its
+    artefacts go to a folder of the rank's own, so ranks compiling at once do not collide."""
+    if rank is not None:
+        config = dataclasses.replace(config, save_kernels_dir=os.path.join(artefact_dir(config, chip.name),
+                                                                           f"rank{rank}"))
+    return compile_program(chip, config, entry=entry)
+
+
 def _reference_compile(program, config=None, *, output_dir=None, strategy="Default", dump_passes=True,
                        backend_type=None, platform=None, distributed_config=None):
     """`plang.ir.compile`: with a `RunConfig`, compile for it; else build one from the
@@ -210,7 +221,7 @@ def _reference_compile(program, config=None, *, output_dir=None, strategy="Defau
                            save_kernels=True, save_kernels_dir=output_dir,
                            **({} if backend_type is None else {"backend_type": backend_type}))
     if distributed_config is not None and isinstance(program, Program) and host_orchestrator(program):
-        host = L3Host(program, lambda chip, entry: compile_program(chip, config, entry=entry),
+        host = L3Host(program, functools.partial(_compile_chip_entry, config),
                       _signature(host_orchestrator(program)))
         return DistributedCompiledProgram(host, distributed_config, config)
     return compile_program(program, config)

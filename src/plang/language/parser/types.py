@@ -12,6 +12,7 @@ from ...ir.enums import TensorLayout
 from ...ir.types import (
     ArrayType,
     AsyncHandleType,
+    DistributedTensorType,
     ScalarType,
     TensorType,
     TileType,
@@ -140,14 +141,16 @@ def merge_annotation(ann: Type, actual: Type) -> Type | None:
     (memory space, valid shape, layout) come from the value."""
     if isinstance(actual, UnknownType):
         return ann  # an op whose result the annotation types (`t: pl.Tile[..] = pl.tpop_from_aic()`)
-    if type(ann) is not type(actual):
-        return None
+    if type(ann) is not type(actual) and not (type(ann) is TensorType
+                                              and isinstance(actual, DistributedTensorType)):
+        return None  # (a window-bound tensor is a tensor, as in the reference: it keeps its type)
     if isinstance(ann, ScalarType):
         return ann if ann.dtype is actual.dtype else None
     if isinstance(ann, TensorType):
         if ann.dtype is not actual.dtype or not shapes_agree(ann.shape, actual.shape):
             return None
-        keep = ann if ann.layout is not TensorLayout.ND or actual.layout is TensorLayout.ND else actual
+        keep = ann if type(ann) is type(actual) and (ann.layout is not TensorLayout.ND
+                                                     or actual.layout is TensorLayout.ND) else actual
         if not shapes_equal(ann.shape, actual.shape):
             keep = keep.replace(shape=actual.shape)
         return keep.replace(view=ann.view or actual.view, memref=ann.memref or actual.memref)

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from ...ir.expr import BinaryExpr, Call, ConstInt, Expr, Var
 from ...ir.ops.registry import Op, OpTypeError, OpValueError, make_call
-from ...ir.types import ArrayType, ScalarType, ShapedType, TensorType, TileType, TupleType, Type
+from ...ir.types import (
+    ArrayType,
+    DistributedTensorType,
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+)
 from ..diagnostics import PassError
 
 
@@ -55,8 +64,9 @@ def _shapes(a, b, compatible: bool) -> bool:
 
 
 def _compare(a: Type, b: Type, compatible: bool) -> bool:
-    if type(a) is not type(b):
-        return False
+    if type(a) is not type(b) and not (compatible and type(a) is TensorType
+                                       and isinstance(b, DistributedTensorType)):
+        return False  # (a window-bound tensor is compatible with a declared tensor)
     if isinstance(a, ScalarType):
         return a.dtype is b.dtype
     if isinstance(a, ShapedType):

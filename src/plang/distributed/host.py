@@ -417,18 +417,24 @@ class _Dispatch:
         self.fn, self.ops, self.dispatches = fn, ops, dispatches
 
     def __call__(self, *args: Any, device: Any = None, **kwargs: Any) -> None:
-        if device is None and self.ops.nranks > 1:
-            raise DistributedError(f"a @pl.jit.host dispatch of {self.fn.name} on {self.ops.nranks} ranks "
-                                   f"needs device=<rank>")
-        rank = 0 if device is None else int(device)
-        if not 0 <= rank < self.ops.nranks:
-            raise DistributedError(f"{self.fn.name}(..., device={rank}): there are {self.ops.nranks} ranks")
-        for spec, a in zip(self.fn.source.params, args):
-            if spec.direction is not ParamDirection.In and isinstance(a, torch.Tensor) \
-                    and not self.ops.is_window(a):
-                self.dispatches.append((rank, a))
-        if rank == self.ops.rank:
+        directions = [spec.direction for spec in self.fn.source.params]
+        if dispatch_rank(self.ops, self.dispatches, self.fn.name, device, directions, args) == self.ops.rank:
             run_rank_program(self.fn, args, kwargs)
+
+
+def dispatch_rank(ops: RankOps, dispatches: list, name: str, device: Any,
+                  directions: Sequence[ParamDirection], args: Sequence[Any]) -> int:
+    """The rank a host body's dispatch of `name` with `device=` runs on (checked), its Out /
+    InOut host tensors recorded in `dispatches` for the broadcast at the end of the body."""
+    if device is None and ops.nranks > 1:
+        raise DistributedError(f"a host dispatch of {name} on {ops.nranks} ranks needs device=<rank>")
+    rank = 0 if device is None else int(device)
+    if not 0 <= rank < ops.nranks:
+        raise DistributedError(f"{name}(..., device={rank}): there are {ops.nranks} ranks")
+    for direction, a in zip(directions, args):
+        if direction is not ParamDirection.In and isinstance(a, torch.Tensor) and not ops.is_window(a):
+            dispatches.append((rank, a))
+    return rank
 
 
 class _PldCalls(IRVisitor):

@@ -26,7 +26,7 @@ from ..ir.enums import Level, ParamDirection, Role
 from ..ir.function import Function, Program
 from ..runtime import DeviceTensor, ParamSpec
 from ..runtime.compiled import with_outputs
-from .host import uses_pld
+from .host import dispatch_rank, uses_pld
 from .runtime import DistributedError
 
 
@@ -90,15 +90,7 @@ class L3Host:
             raise UnsupportedConstructError(f"L3 orchestrator {self.name!r} calls HOST function "
                                             f"{name!r} (role {callee.role}): only chip entries and "
                                             f"SubWorkers are dispatched")
-        if device is None and ops.nranks > 1:
-            raise DistributedError(f"{self.name}: a dispatch of {name} on {ops.nranks} ranks needs "
-                                   f"device=<rank>")
-        rank = 0 if device is None else int(device)
-        if not 0 <= rank < ops.nranks:
-            raise DistributedError(f"{self.name}: {name}(..., device={rank}): there are {ops.nranks} ranks")
-        for a, d in zip(args, callee.param_directions):
-            if d is not ParamDirection.In and isinstance(a, torch.Tensor) and not ops.is_window(a):
-                dispatches.append((rank, a))
+        rank = dispatch_rank(ops, dispatches, name, device, callee.param_directions, args)
         if rank != ops.rank:
             return _outputs(callee, args)
         if self._communicates:  # native kernels do not call the rank runtime: run the reference
@@ -106,8 +98,8 @@ class L3Host:
         else:
             compiled = self._compiled.get(name)
             if compiled is None:
-                rank = ops.rank if ops.nranks > 1 else None  # (each rank's artefacts apart)
-                compiled = self._compiled[name] = self._compile_chip(self._chip, name, rank)
+                own_folder = rank if ops.nranks > 1 else None  # each rank's artefacts apart
+                compiled = self._compiled[name] = self._compile_chip(self._chip, name, own_folder)
             result = compiled(*args)
         return result if result is not None else _outputs(callee, args)
 

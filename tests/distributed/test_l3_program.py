@@ -205,8 +205,9 @@ def test_a_two_rank_program_runs_on_launched_ranks_from_this_process():
     compiled = ir.compile(RingShift, distributed_config=DistributedConfig(device_ids=[0, 1]))
     inputs = torch.stack([torch.arange(64.0).reshape(1, 64), 100 + torch.arange(64.0).reshape(1, 64)])
     outputs = torch.zeros(2, 1, 64)
-    compiled(inputs, outputs)
+    returned = compiled(inputs, outputs)  # what host_orch returns comes back too
     torch.testing.assert_close(outputs, torch.stack([inputs[1], inputs[0]]))
+    torch.testing.assert_close(returned, outputs)
 
 
 CAP, W = 4, 16

@@ -115,19 +115,19 @@ class DistributedCompiledProgram:
         self.host, self.distributed_config, self.config = host, dist, config
 
     def __call__(self, *args: Any, config=None) -> Any:
-        """Run every rank on `args`; an L3 program called with only its non-Out arguments
-        gets fresh Out tensors and returns them (return style)."""
+        """Run every rank on `args`; returns what the host body returns. An L3 program called
+        with only its non-Out arguments gets fresh Out tensors and returns them (return style)."""
         nranks = self.distributed_config.nranks
         args, allocated = self.host.with_outputs(args)
         program = getattr(self.host, "program", None)  # an L3 @pl.program's IR travels to its ranks
         if program is not None and nranks > 1 and not under_launcher():
-            run_job(program, nranks, self.distributed_config, config or self.config, args)
+            result = run_job(program, nranks, self.distributed_config, config or self.config, args)
         else:
             timeout = getattr(config or self.config, "pipe_timeout", 30.0)
-            RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
+            result = RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
         if allocated:
             return allocated[0] if len(allocated) == 1 else allocated
-        return None
+        return result
 
     def prepare(self, config: RunConfig | None = None, *,
                 extra_compiled: Sequence[DistributedCompiledProgram] = (),
@@ -157,17 +157,23 @@ class RankRunner:
     def __init__(self, comm) -> None:
         self.comm = comm
 
-    def run(self, host: HostFunction, args: tuple, callbacks: dict | None = None) -> None:
+    def run(self, host: HostFunction, args: tuple, callbacks: dict | None = None) -> Any:
+        """Run `host`'s body on this rank; returns what it returns (a window tensor as a copy:
+        the windows are freed when the body ends)."""
         ops = RankOps(self.comm)
         for a in args:
             if isinstance(a, torch.Tensor):
                 _bcast(self.comm, a, 0)
         dispatches: list[tuple[int, torch.Tensor]] = []
         bind_pld(ops)
+        result = None
         try:
-            host.rank_body(ops, dispatches, callbacks or {})(*args)
+            result = host.rank_body(ops, dispatches, callbacks or {})(*args)
             for root, out in dispatches:
                 _bcast(self.comm, out, root)
+            values = tuple(v.clone() if isinstance(v, torch.Tensor) and ops.is_window(v) else v
+                           for v in (result if isinstance(result, tuple) else (result,)))
+            result = values if isinstance(result, tuple) else values[0]
         except Exception as e:
             if self.comm.nranks == 1:
                 raise
@@ -175,6 +181,7 @@ class RankRunner:
         finally:
             bind_pld(None)
         self.comm.free_windows()
+        return result
 
 
 class DistributedWorker(Worker):

@@ -29,10 +29,12 @@ per call into the call's `pack_cache.PanelCache` and read from there, the first 
 panel prefetching the next one (1024^3 fp32 at x86-64-v3: 0.84 -> 0.96 of OpenBLAS). A B
 that is the fused transpose of a 32-bit DDR load (`lower_layout.lower_transpose`) is packed
 the same way, with no transposed copy per use: from 16 x 16 blocks of the loaded tile
-transposed in registers (`_pack_transposed`), or, packed inline, by gathers down its columns
-(1024^3 fp32 on a Sapphire Rapids VM: 18.4 -> 14.3 ms; row-major 14.8). On a Zen 1 core
-(x86-64-v3), 1024^3 in one process against row-major B: gathers 1.08x its time, block
-transposes 0.98x (two blocks: 1.16x, 1.03x).
+transposed in registers (`_pack_transposed`) where it is whole such blocks, else packed
+inline by gathers down its columns (1024^3 fp32 on a Sapphire Rapids VM: 18.4 -> 14.3 ms;
+row-major 14.8). On AMD the gathers are slow: 1024^3 against row-major B in one process,
+a Zen 1 core (x86-64-v3) gathers 1.08x its time, block transposes 0.98x (two blocks: 1.16x,
+1.03x); two Zen 4 cores (x86-64-v4) 13.4 ms with gathers, 10.8-11.5 with block transposes
+(row-major 10.3-10.7, torch 10.9-11.4).
 
 A is read where it lies when it is a fused 2-D DDR load whose whole tile is inside the
 tensor and the micro-kernel broadcasts its elements as they are (FP32, BF16 pairs): no tile
@@ -117,12 +119,12 @@ class _Operands:
         self.a = a = self._place_a(a)
         # FP32 B is packed by the first row block of each panel as it computes (its B reads
         # overlap the FMAs) when the panels are the B chunks themselves, FP32_INLINE_PANEL
-        # columns or wider
+        # columns or wider, unless B is a transpose that block transposes can pack
         self.pack_inline = (a.dtype is FP32 and isinstance(b, LazyTile) and b.width == nr >= FP32_INLINE_PANEL
-                            and b.pitch == out_pitch)
+                            and b.pitch == out_pitch and b.transpose_of is None)
         # B = the transpose of a DDR load, packed from that load's words by block transposes
         # (a BF16 load's words are k pairs: for the pair dot only)
-        src = b.transpose_of if isinstance(b, LazyTile) and not self.pack_inline else None
+        src = b.transpose_of if isinstance(b, LazyTile) else None
         self.transpose_of = src if src is not None and (self.dot or src.dtype is FP32) else None
         if self.a_at is None:
             self.a_buf = a.buf if a.dtype is FP32 or self.dot else self._convert_a()

@@ -164,6 +164,13 @@ def test_a_bound_callback_sees_the_chip_result():
     torch.testing.assert_close(seen[0], a + b)
 
 
+def test_a_callback_that_cannot_travel_to_launched_ranks_is_refused():
+    compiled = ir.compile(Inspected, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    with pytest.raises(DistributedError, match=r"Inspected: the callbacks of a worker prepared outside its "
+                                               r"ranks travel to them pickled, so they must be module-level"):
+        compiled.prepare(callbacks={"inspect": lambda args: None})
+
+
 def test_a_runtime_bound_subworker_must_be_bound():
     compiled = ir.compile(Inspected, distributed_config=ONE_RANK)
     with pytest.raises(ValueError, match=r"SubWorker 'inspect' of host_orch is runtime-bound .*"

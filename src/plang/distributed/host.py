@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import linecache
-import math
 import re
 import sys
 import types
@@ -34,8 +33,8 @@ from ..ir.ops.registry import Op
 from ..ir.visitor import IRVisitor
 from ..runtime import ChipWorker, DeviceTensor, RunConfig, Worker
 from . import MODULE_NAMES
-from .job import run_job
 from .launch import ensure_ranks, report_and_abort, under_launcher
+from .prepared import PreparedWorker
 from .rank_ops import RankOps
 from .runtime import DistributedError
 
@@ -119,15 +118,22 @@ class DistributedCompiledProgram:
         with only its non-Out arguments gets fresh Out tensors and returns them (return style)."""
         nranks = self.distributed_config.nranks
         args, allocated = self.host.with_outputs(args)
-        program = getattr(self.host, "program", None)  # an L3 @pl.program's IR travels to its ranks
-        if program is not None and nranks > 1 and not under_launcher():
-            result = run_job(program, nranks, self.distributed_config, config or self.config, args)
+        if self._launches():  # an L3 @pl.program's IR travels to ranks launched for it
+            from .job import run_job
+
+            result = run_job(self, config or self.config, args)
         else:
             timeout = getattr(config or self.config, "pipe_timeout", 30.0)
             result = RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
         if allocated:
             return allocated[0] if len(allocated) == 1 else allocated
         return result
+
+    def _launches(self) -> bool:
+        """Whether this process runs the program on ranks launched for it (`job`): an L3
+        program of several ranks, called from a process that is not one of them."""
+        return getattr(self.host, "program", None) is not None and self.distributed_config.nranks > 1 \
+            and not under_launcher()
 
     def prepare(self, config: RunConfig | None = None, *,
                 extra_compiled: Sequence[DistributedCompiledProgram] = (),
@@ -137,18 +143,23 @@ class DistributedCompiledProgram:
                 startup_timeout_s: float | None = None):
         """A `DistributedWorker` holding this program (and `extra_compiled`): ranks started
         once, resident tensors shared by every dispatch. `sub_worker_overrides` is the
-        reference's older name of `callbacks`. `config` (the reference's arena prewarm),
-        `persistent` and `startup_timeout_s` are accepted: each dispatch starts with zeroed
-        windows, which is persistent mode's default reset; keeping window contents across
-        dispatches (`reset_persistent_windows=False`) is not supported."""
-        if persistent and reset_persistent_windows is False:
-            raise DistributedError(f"{self.host.name}: prepare(persistent=True, "
-                                   f"reset_persistent_windows=False) is not supported: every dispatch "
-                                   f"starts with zeroed windows")
+        reference's older name of `callbacks`. `persistent`: the windows a run allocates are
+        kept for the next dispatch, zeroed again unless `reset_persistent_windows=False`.
+        Prepared from a process that is not a rank, L3 programs run on ranks launched once
+        for the worker (`job.LaunchedWorker`). `config` (the reference's arena prewarm) and
+        `startup_timeout_s` are accepted."""
         if callbacks is not None and sub_worker_overrides is not None:
             raise TypeError("prepare: pass callbacks= or its older name sub_worker_overrides=, not both")
-        return DistributedWorker([self, *extra_compiled], self.config,
-                                 callbacks=callbacks if callbacks is not None else sub_worker_overrides)
+        programs = [self, *extra_compiled]
+        callbacks = callbacks if callbacks is not None else sub_worker_overrides
+        reset = reset_persistent_windows is not False
+        if all(p._launches() for p in programs):
+            from .job import LaunchedWorker
+
+            return LaunchedWorker(programs, self.config, callbacks=callbacks, persistent=persistent,
+                                  reset_windows=reset)
+        return DistributedWorker(programs, self.config, callbacks=callbacks, persistent=persistent,
+                                 reset_windows=reset)
 
 
 class RankRunner:
@@ -184,92 +195,37 @@ class RankRunner:
         return result
 
 
-class DistributedWorker(Worker):
+class DistributedWorker(PreparedWorker, Worker):
     """Distributed programs prepared once on this process's rank, dispatched many times: the
     ranks start once, and the `DeviceTensor`s of `alloc_tensor` live on this rank's chip
     across dispatches of any of the programs (a KV cache written by a prefill program and
-    read by every decode step). ``rt.run(compiled, *args)`` picks the program; ``rt(*args)``
-    only where one is prepared. `callbacks` bind the SubWorkers of L3 `@pl.program`s by name
-    (each called with the list of its arguments); every SubWorker declared with a `...`
-    body must be bound, and every name must be a SubWorker of a prepared program."""
+    read by every decode step). `persistent`: the windows a run allocates are kept for the
+    next run, zeroed again where `reset_windows`."""
 
     def __init__(self, compiled: DistributedCompiledProgram | Sequence[DistributedCompiledProgram],
                  config: RunConfig | None = None, *,
-                 callbacks: dict[str, Callable[..., Any]] | None = None) -> None:
-        programs = [compiled] if isinstance(compiled, DistributedCompiledProgram) else list(compiled)
-        if not programs:
-            raise ValueError("DistributedWorker requires at least one compiled program")
-        for p in programs:
-            if not isinstance(p, DistributedCompiledProgram):
-                raise TypeError(f"DistributedWorker takes DistributedCompiledPrograms (from "
-                                f"@pl.jit.host ....compile(...)), got {type(p).__name__}")
-            if p.distributed_config.device_ids != programs[0].distributed_config.device_ids:
-                raise ValueError(f"DistributedWorker: {p.host.name} runs on device_ids "
-                                 f"{p.distributed_config.device_ids}, {programs[0].host.name} on "
-                                 f"{programs[0].distributed_config.device_ids}: one worker serves one set")
-        callbacks = dict(callbacks or {})
-        unknown = sorted(set(callbacks) - {n for p in programs for n in p.host.sub_workers})
-        if unknown:
-            raise ValueError(f"callbacks names {unknown} are not sub-workers of any prepared program")
-        for p in programs:
-            missing = [n for n in p.host.runtime_bound if n not in callbacks]
-            if missing:
-                raise ValueError(f"SubWorker {missing[0]!r} of {p.host.name} is runtime-bound (declared "
-                                 f"with a `...` body): bind it with "
-                                 f"prepare(callbacks={{{missing[0]!r}: fn}})")
-        self._callbacks = callbacks
-        self.config = config if config is not None else programs[0].config
-        self._programs = programs
+                 callbacks: dict[str, Callable[..., Any]] | None = None, persistent: bool = False,
+                 reset_windows: bool = True) -> None:
+        super().__init__(compiled, config, callbacks=callbacks)
         timeout = getattr(self.config, "pipe_timeout", 30.0)
-        self._comm = ensure_ranks(programs[0].distributed_config.nranks, timeout)
+        self._comm = ensure_ranks(self._programs[0].distributed_config.nranks, timeout)
+        self._persistent = persistent
+        if persistent:
+            self._comm.keep_windows(reset_windows)
         self._chip = ChipWorker(self.config)
-        self._handles: list[PreparedProgram] = []
-
-    def _check_open(self, op: str) -> None:
-        if self._chip.closed:
-            raise RuntimeError(f"DistributedWorker.{op}() called after close()")
-
-    def register(self, compiled: DistributedCompiledProgram) -> PreparedProgram:
-        """Prepare one more program on this worker; returns a handle that runs it."""
-        self._check_open("register")
-        if compiled not in self._programs:
-            self._programs.append(compiled)
-        self._handles.append(PreparedProgram(self, compiled))
-        return self._handles[-1]
-
-    def submit(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None
-               ) -> DistributedRunHandle:
-        """`run`, as the reference's asynchronous dispatch: the simulated chips run it before
-        this returns, so the handle is complete; its `result()` raises what the run raised."""
-        try:
-            self.run(compiled, *args, config=config)
-        except Exception as e:  # the reference raises a dispatch's failure from result()
-            return DistributedRunHandle(e)
-        return DistributedRunHandle()
 
     @property
     def _owned_tensors(self) -> dict:
         """The reference's name for the resident tensors `alloc_tensor` gave and `close` frees."""
         return self._chip._owned_tensors
 
-    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None) -> None:
+    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None) -> Any:
         """Run prepared program `compiled` on `args` (host tensors and this worker's
-        DeviceTensors) on every rank; `config` is the reference's per-dispatch settings,
-        accepted (this worker keeps its own)."""
-        self._check_open("run")
-        if compiled not in self._programs:
-            name = getattr(getattr(compiled, "host", None), "name", type(compiled).__name__)
-            raise ValueError(f"DistributedWorker.run: {name} is not prepared on this worker "
-                             f"(prepare it with DistributedWorker([...]) or register())")
+        DeviceTensors) on every rank; returns what its host body returns. `config` is the
+        reference's per-dispatch settings, accepted (this worker keeps its own)."""
+        self._check_prepared(compiled)
         with self._chip.active():
-            RankRunner(self._comm).run(compiled.host, args, self._callbacks)
-
-    def __call__(self, *args: Any, config: RunConfig | None = None) -> None:
-        if len(self._programs) > 1:
-            raise TypeError(f"rt(*args) is ambiguous with {len(self._programs)} prepared programs "
-                               f"({', '.join(p.host.name for p in self._programs)}): "
-                               f"call rt.run(compiled, *args)")
-        self.run(self._programs[0], *args)
+            return RankRunner(self._comm).run(compiled.host, args, self._callbacks)
 
     def alloc_tensor(self, shape: Sequence[int], dtype: Any, init: Any = None) -> DeviceTensor:
         """A zero-filled tensor resident on this rank's chip (`ChipWorker.alloc_tensor`)."""
@@ -280,47 +236,12 @@ class DistributedWorker(Worker):
         self._chip.free_tensor(tensor)
 
     def close(self) -> None:
-        """Release the resident tensors and the chip, and close every handle. Idempotent."""
+        """Release the resident tensors, the kept windows (collective) and the chip, and
+        close every handle. Idempotent."""
+        if self._persistent and not self.closed:
+            self._comm.free_windows(release=True)
         self._chip.close()
-        for handle in self._handles:
-            handle.closed = True
-
-    def __enter__(self) -> DistributedWorker:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-class PreparedProgram:
-    """A program registered on a `DistributedWorker`; call it with the program's arguments."""
-
-    def __init__(self, worker: DistributedWorker, compiled: DistributedCompiledProgram) -> None:
-        self.worker, self.compiled = worker, compiled
-        self.closed = False  # set when its worker closes
-
-    def __call__(self, *args: Any) -> None:
-        self.worker.run(self.compiled, *args)
-
-
-class DistributedRunHandle:
-    """What `DistributedWorker.submit` returns: a dispatch that has completed. `result()`
-    (or `wait()`) raises its error, if it had one; `done` is True."""
-
-    def __init__(self, error: BaseException | None = None) -> None:
-        self._error = error
-
-    @property
-    def done(self) -> bool:
-        return True
-
-    def result(self, timeout: float | None = None) -> None:
-        if timeout is not None and not (timeout >= 0 and math.isfinite(timeout)):
-            raise ValueError("DistributedRunHandle timeout must be a non-negative finite number of seconds")
-        if self._error is not None:
-            raise self._error
-
-    wait = result
+        super().close()
 
 
 def _bcast(comm, t: torch.Tensor, root: int) -> None:

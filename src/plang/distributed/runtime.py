@@ -118,17 +118,42 @@ class RankComm:
         self.nranks = self.comm.Get_size()
         self.timeout = timeout
         self._windows: list[Window] = []
+        self._kept: bool | None = None  # keep_windows: whether a kept window is zeroed on reuse
+        self._reused = 0
 
     # -- windows ---------------------------------------------------------------------------
     def alloc_window(self, nbytes: int, name: str = "") -> Window:
-        """`pld.alloc_window_buffer`: collective; every rank allocates the same size."""
+        """`pld.alloc_window_buffer`: collective; every rank allocates the same size. Where
+        windows are kept (`keep_windows`), the n-th allocation of a run gets the n-th window of
+        the first run back."""
+        if self._kept is not None and self._reused < len(self._windows):
+            w = self._windows[self._reused]
+            if w.nbytes != int(nbytes):
+                raise DistributedError(f"rank {self.rank}: window {self._reused} ({w.name!r}) of a prepared "
+                                       f"worker was {w.nbytes} bytes in its first run, {int(nbytes)} now")
+            self._reused += 1
+            if self._kept:
+                w.memory[:] = 0
+                self.comm.Barrier()  # zero on every rank before any peer may touch it
+            return w
         w = Window(self.comm, nbytes, name)
         self._windows.append(w)
+        self._reused = len(self._windows)
         return w
 
-    def free_windows(self) -> None:
-        """Free every window this RankComm allocated (collective)."""
+    def keep_windows(self, reset: bool) -> None:
+        """Keep the windows from one run to the next (a persistent prepared worker), zeroed
+        again at each reuse where `reset`, else holding what the last run left."""
+        self._kept = bool(reset)
+
+    def free_windows(self, release: bool = False) -> None:
+        """The end of a run (collective): free every window this RankComm allocated, unless
+        they are kept and not `release`d."""
         self.comm.Barrier()  # no peer may still be reading our slices
+        self._reused = 0
+        if self._kept is not None and not release:
+            return
+        self._kept = None
         while self._windows:
             self._windows.pop().free()
 

@@ -20,7 +20,9 @@ WALKS = ("columns", "rows")
 in L2 while the row tiles pass it) or row strips outside (one [tm, K] strip of a stays).
 `resolve` picks columns (the tuner tries both). 1024^3, 64x256x256 tiles: one Zen 4 core,
 FP32 83-87 GFLOP/s with columns outside, 63-68 with rows, BF16 178-185 against 184-189; two
-Zen 5 cores, BF16 761-869 against 739-847 (one process, interleaved)."""
+Zen 5 cores, BF16 761-869 against 739-847 (one process, interleaved). The deep `tk` of the
+domain (a whole-K A strip, one accumulator round trip per output tile): 1024^3 BF16 on two
+Zen 4 cores, tn=128 tk=1024 against tn=256 tk=256, 5.44 / 6.44 ms against 5.66 / 6.75."""
 
 
 def _divisor(n: int, choices: tuple[int, ...]) -> int | None:
@@ -43,7 +45,7 @@ class GEMM(JitOperator):
     b_col_maj: bool = param(default=False, array=True)
     tm: int | None = tunable(domain=(32, 64))
     tn: int | None = tunable(domain=(64, 128, 256))
-    tk: int | None = tunable(domain=(128, 256))
+    tk: int | None = tunable(domain=(128, 256, 512, 1024))
     blocks: int | None = tunable(domain=(1, 2, 4))
     walk: str | None = tunable(domain=WALKS)
     a = In(M, K, dtype=dtype, obj_shape=(tm, tk), per=blocks)

@@ -199,6 +199,8 @@ def test_a_python_subworker_body_and_a_return_style_call():
     with compiled.prepare(sub_worker_overrides={"reduce": seen.append}) as rt:  # the older name
         rt(a, b, torch.zeros(16, 16))
     torch.testing.assert_close(seen[0][0], a + b)
+    with compiled.prepare() as rt:  # a prepared worker's return-style call
+        torch.testing.assert_close(rt(a, b), torch.maximum(a + b, a) * 2)
 
 
 def test_a_dispatch_to_a_device_past_the_ranks_is_an_error():

@@ -68,6 +68,34 @@ def test_a_prepared_two_rank_worker_serves_every_dispatch(keywords: dict, want: 
         worker(torch.zeros(2, 1, 1, dtype=torch.int32))
 
 
+@pl.program
+class Noisy:
+    """A HOST SubWorker that writes to its rank's stderr."""
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def warn(outs: pl.Tensor[[2, 1, 1], pl.INT32]):
+        __import__("sys").stderr.write("a rank's warning\n")
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, outs: pl.Out[pl.Tensor[[2, 1, 1], pl.INT32]]) -> pl.Tensor[[2, 1, 1], pl.INT32]:
+        self.warn(outs)
+        return outs
+
+
+def test_a_return_style_call_returns_the_out_tensor_it_allocated():
+    with _compiled().prepare() as worker:
+        assert worker().flatten().tolist() == [1, 1]
+
+
+def test_what_the_launched_ranks_write_to_stderr_reaches_the_caller(capfd):
+    compiled = ir.compile(Noisy, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    compiled(torch.zeros(2, 1, 1, dtype=torch.int32))
+    assert "a rank's warning" in capfd.readouterr().err
+    with compiled.prepare() as worker:
+        worker(torch.zeros(2, 1, 1, dtype=torch.int32))
+        assert "a rank's warning" in capfd.readouterr().err  # after the call, not only at close
+
+
 def test_what_a_launched_worker_cannot_do_is_a_clear_error():
     compiled = _compiled()
     with compiled.prepare() as worker:

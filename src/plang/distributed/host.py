@@ -34,7 +34,7 @@ from ..ir.visitor import IRVisitor
 from ..runtime import ChipWorker, DeviceTensor, RunConfig, Worker
 from . import MODULE_NAMES
 from .launch import ensure_ranks, report_and_abort, under_launcher
-from .prepared import PreparedWorker
+from .prepared import PreparedWorker, returned
 from .rank_ops import RankOps
 from .runtime import DistributedError
 
@@ -125,9 +125,7 @@ class DistributedCompiledProgram:
         else:
             timeout = getattr(config or self.config, "pipe_timeout", 30.0)
             result = RankRunner(ensure_ranks(nranks, timeout)).run(self.host, args)
-        if allocated:
-            return allocated[0] if len(allocated) == 1 else allocated
-        return result
+        return returned(result, allocated)
 
     def _launches(self) -> bool:
         """Whether this process runs the program on ranks launched for it (`job`): an L3
@@ -219,11 +217,8 @@ class DistributedWorker(PreparedWorker, Worker):
         """The reference's name for the resident tensors `alloc_tensor` gave and `close` frees."""
         return self._chip._owned_tensors
 
-    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None) -> Any:
-        """Run prepared program `compiled` on `args` (host tensors and this worker's
-        DeviceTensors) on every rank; returns what its host body returns. `config` is the
-        reference's per-dispatch settings, accepted (this worker keeps its own)."""
-        self._check_prepared(compiled)
+    def _dispatch(self, compiled: DistributedCompiledProgram, args: tuple) -> Any:
+        """`args`: host tensors and this worker's DeviceTensors."""
         with self._chip.active():
             return RankRunner(self._comm).run(compiled.host, args, self._callbacks)
 

@@ -60,13 +60,14 @@ class RankGroup:
                                    f"({e})") from None
         self._reports = work / "reports"
         self._reports.mkdir()
-        self._stderr = open(work / "stderr", "w+")
+        self._stderr, self._echoed = work / "stderr", 0  # the ranks' stderr, and how much is shown
         env = dict(os.environ, **{LAUNCHED_ENV: "1", REPORTS_ENV: str(self._reports)})
         serve = f"import sys; from {__name__} import serve; serve(sys.argv[1])"
-        self._proc = subprocess.Popen(
-            [mpiexec(), "-n", str(self.nranks), sys.executable, "-c", serve, str(work)], env=env,
-            stdin=subprocess.PIPE, stdout=sys.stdout if _has_fileno(sys.stdout) else None,
-            stderr=self._stderr, text=True)
+        with open(self._stderr, "wb") as err:
+            self._proc = subprocess.Popen(
+                [mpiexec(), "-n", str(self.nranks), sys.executable, "-c", serve, str(work)], env=env,
+                stdin=subprocess.PIPE, stdout=sys.stdout if _has_fileno(sys.stdout) else None,
+                stderr=err, text=True)
         self._calls = 0
 
     def call(self, index: int, args: tuple) -> Any:
@@ -99,22 +100,21 @@ class RankGroup:
         self._proc.stdin.close()
         status = self._proc.wait()
         self._echo_stderr()
-        self._stderr.close()
         self._folder.cleanup()
         if status != 0:
             raise DistributedError(f"{self.name}: its {self.nranks} ranks ended with exit status {status}")
 
     def _echo_stderr(self) -> None:
-        """Replay what the ranks wrote to stderr since the last call (their warnings)."""
-        self._stderr.flush()
-        sys.stderr.write(self._stderr.read())
+        """Replay what the ranks wrote to stderr since the last echo (their warnings)."""
+        text = self._stderr.read_bytes()
+        sys.stderr.write(text[self._echoed:].decode(errors="replace"))
+        self._echoed = len(text)
 
     def _failed(self) -> None:
         self._proc.stdin.close()
         status = self._proc.wait()
-        self._stderr.seek(0)
-        text = "".join(r.read_text() for r in sorted(self._reports.iterdir())) or self._stderr.read()
-        self._stderr.close()
+        text = "".join(r.read_text() for r in sorted(self._reports.iterdir())) \
+            or self._stderr.read_text(errors="replace")
         self._folder.cleanup()
         raise DistributedError(f"{self.name}: the run on {self.nranks} ranks failed "
                                f"(exit status {status}):\n{text.rstrip()}")
@@ -142,18 +142,11 @@ class LaunchedWorker(PreparedWorker):
                                 persistent=persistent, reset_windows=reset_windows)
         self._started = list(self._programs)
 
-    def run(self, compiled: Any, *args: Any, config: Any = None) -> Any:
-        """Run prepared program `compiled` on `args` on every rank; returns what its host
-        body returns."""
-        self._check_prepared(compiled)
+    def _dispatch(self, compiled: Any, args: tuple) -> Any:
         if compiled not in self._started:
             raise ValueError(f"DistributedWorker.run: {compiled.host.name} was registered after this "
                              f"worker's ranks started; prepare it with the others (extra_compiled=)")
-        args, allocated = compiled.host.with_outputs(args)
-        returned = self._group.call(self._started.index(compiled), args)
-        if allocated:
-            return allocated[0] if len(allocated) == 1 else allocated
-        return returned
+        return self._group.call(self._started.index(compiled), args)
 
     def alloc_tensor(self, shape: Sequence[int], dtype: Any, init: Any = None) -> Any:
         raise DistributedError(f"{self._group.name}: resident tensors of a worker on {self._group.nranks} "

@@ -5,6 +5,7 @@ handles `register` gives and the completed run handles `submit` gives."""
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..runtime import RunConfig
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from .host import DistributedCompiledProgram
 
 
-class PreparedWorker:
+class PreparedWorker(ABC):
     """What every prepared set of distributed programs offers around its `run`:
     ``rt.run(compiled, *args)`` picks the program; ``rt(*args)`` only where one is prepared.
     `callbacks` bind the SubWorkers of L3 `@pl.program`s by name (each called with the list
@@ -55,15 +56,21 @@ class PreparedWorker:
         if self.closed:
             raise RuntimeError(f"DistributedWorker.{op}() called after close()")
 
-    def _check_prepared(self, compiled: DistributedCompiledProgram) -> None:
+    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None) -> Any:
+        """Run prepared program `compiled` on `args` on every rank; returns what its host body
+        returns, or, called with only its non-Out arguments, the Out tensors it allocated.
+        `config` is the reference's per-dispatch settings, accepted (the worker keeps its own)."""
         self._check_open("run")
         if compiled not in self._programs:
             name = getattr(getattr(compiled, "host", None), "name", type(compiled).__name__)
             raise ValueError(f"DistributedWorker.run: {name} is not prepared on this worker "
                              f"(prepare it with DistributedWorker([...]) or register())")
+        args, allocated = compiled.host.with_outputs(args)
+        return returned(self._dispatch(compiled, args), allocated)
 
-    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: RunConfig | None = None) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def _dispatch(self, compiled: DistributedCompiledProgram, args: tuple) -> Any:
+        """Run `compiled` on every rank with its whole argument list; what its body returns."""
 
     def register(self, compiled: DistributedCompiledProgram) -> PreparedProgram:
         """Prepare one more program on this worker; returns a handle that runs it."""
@@ -101,6 +108,14 @@ class PreparedWorker:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def returned(result: Any, allocated: tuple | None) -> Any:
+    """What a distributed call gives back: the Out tensors a return-style call allocated
+    (one alone, several as a tuple), else what the host body returned."""
+    if allocated:
+        return allocated[0] if len(allocated) == 1 else allocated
+    return result
 
 
 class PreparedProgram:

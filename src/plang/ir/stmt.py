@@ -1,4 +1,5 @@
-"""IR statements: bindings, structured control flow, scopes, AIV-split regions and inline\nsource."""
+"""IR statements: bindings, structured control flow, scopes, AIV-split regions and inline
+source."""
 
 from __future__ import annotations
 

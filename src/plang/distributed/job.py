@@ -77,8 +77,11 @@ class RankGroup:
             self._failed()
         k, self._calls = self._calls, self._calls + 1
         (self.work / f"call{k}.pkl").write_bytes(pickle.dumps(args))
-        self._proc.stdin.write(f"{index} {k}\n")
-        self._proc.stdin.flush()
+        try:
+            self._proc.stdin.write(f"{index} {k}\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:  # the ranks failed before they read it
+            self._failed()
         result, pause = self.work / f"result{k}.pt", 0.0
         while not result.exists():
             if self._proc.poll() is not None:
@@ -97,12 +100,11 @@ class RankGroup:
         folder. Idempotent."""
         if self._proc.stdin.closed:
             return
-        self._proc.stdin.close()
-        status = self._proc.wait()
+        status = self._stop()
+        if status != 0:
+            self._failed()
         self._echo_stderr()
         self._folder.cleanup()
-        if status != 0:
-            raise DistributedError(f"{self.name}: its {self.nranks} ranks ended with exit status {status}")
 
     def _echo_stderr(self) -> None:
         """Replay what the ranks wrote to stderr since the last echo (their warnings)."""
@@ -110,9 +112,17 @@ class RankGroup:
         sys.stderr.write(text[self._echoed:].decode(errors="replace"))
         self._echoed = len(text)
 
+    def _stop(self) -> int:
+        """Close the ranks' stdin (they stop once they read its end) and wait for them."""
+        try:
+            self._proc.stdin.close()
+        except BrokenPipeError:  # they are gone already
+            pass
+        return self._proc.wait()
+
     def _failed(self) -> None:
-        self._proc.stdin.close()
-        status = self._proc.wait()
+        """Raise the ranks' failure reports (their stderr without any)."""
+        status = self._stop()
         text = "".join(r.read_text() for r in sorted(self._reports.iterdir())) \
             or self._stderr.read_text(errors="replace")
         self._folder.cleanup()
@@ -196,6 +206,9 @@ def serve(folder: str) -> None:
         args = pickle.loads((work / f"call{k}.pkl").read_bytes())
         program = compiled[index]
         returned = program(*args) if worker is None else worker.run(program, *args)
+        # a rank that failed aborts the job instead of arriving: no result is saved for a
+        # call that did not complete on every rank (the caller then reads the failure report)
+        comm.comm.barrier()
         if comm.rank == 0:
             saved = ([a if isinstance(a, torch.Tensor) else None for a in args], returned)
             torch.save(saved, work / f"result{k}.tmp")

@@ -108,22 +108,26 @@ class JitOperator(Operator, library=True):
         given_outs = _as_list(out)
         plan = self._plan(inputs, given_outs, dev, tuned, compile_config)
         op = plan.op
-        tensors = {m.name: _check_tensor(op, m, t) for m, t in zip(plan.fills, inputs)}
+        # the call's tensors by operand, in the plan's order: the fills, then the outputs
+        tensors = [_check_tensor(op, m, t) for m, t in zip(plan.fills, inputs)]
         if given_outs:
-            tensors |= {m.name: _check_tensor(op, m, t) for m, t in zip(plan.outs, given_outs)}
+            tensors += [_check_tensor(op, m, t) for m, t in zip(plan.outs, given_outs)]
         else:
-            tensors |= {m.name: torch.empty(shape, dtype=m.torch_dtype) for m, shape in plan.allocate}
-        args = [tensors[name] for name in plan.order]
-        plan.program(*args, *op._per_call_values(per_call), config=config)
-        results = [tensors[name] for name in plan.results]
-        return results[0] if len(results) == 1 else tuple(results)
+            tensors += [torch.empty(shape, dtype=m.torch_dtype) for m, shape in plan.allocate]
+        per_call_values = op._per_call_values(per_call) if per_call or op.declaration.per_calls else ()
+        plan.program(*[tensors[i] for i in plan.order], *per_call_values, config=config)
+        if len(plan.results) == 1:
+            return tensors[plan.results[0]]
+        return tuple(tensors[i] for i in plan.results)
 
     def _plan(self, inputs: Sequence[torch.Tensor], outs: list, dev: Device, tuned: bool,
               config: RunConfig) -> _CallPlan:
         """What a call with these tensors' shapes and dtypes runs (memoized per operator, so
         a repeated call only checks its tensors): the operator resolved for `dev`, its
         operands and the compiled program."""
-        key = (dev, tuned, TUNING_CACHE.version, config.compile_key(), _shapes(inputs), _shapes(outs))
+        # (the compile key's device is `dev`: its platform and pipeline complete it)
+        key = (dev, tuned, TUNING_CACHE.version, config.platform, config.strategy, _shapes(inputs),
+               _shapes(outs))
         memo = vars(self).setdefault("_plans", {})
         plan = memo.get(key)
         if plan is not None:
@@ -144,9 +148,10 @@ class JitOperator(Operator, library=True):
         if len(memo) >= 16:
             memo.clear()
         returned = results or [m for m in fills if m.direction == "InOut"]
+        position = {m.name: i for i, m in enumerate([*fills[:len(inputs)], *results])}
         plan = memo[key] = _CallPlan(op, tuple(fills), tuple(results), allocate,
-                                     tuple(m.name for m in op._present()), tuple(m.name for m in returned),
-                                     program)
+                                     tuple(position[m.name] for m in op._present()),
+                                     tuple(position[m.name] for m in returned), program)
         return plan
 
     @classmethod
@@ -221,15 +226,15 @@ class JitOperator(Operator, library=True):
 @dataclass(frozen=True)
 class _CallPlan:
     """A call's resolved operator, its fill and output operands, the outputs to allocate
-    (operand, shape), the program's tensor arguments and the returned tensors (by operand
-    name), and the compiled program."""
+    (operand, shape), the program's tensor arguments and the returned tensors (positions in
+    the call's fill tensors followed by its output tensors), and the compiled program."""
 
     op: JitOperator
     fills: tuple[Operand, ...]
     outs: tuple[Operand, ...]
     allocate: tuple[tuple[Operand, tuple[int, ...]], ...]
-    order: tuple[str, ...]
-    results: tuple[str, ...]
+    order: tuple[int, ...]
+    results: tuple[int, ...]
     program: Any
 
 
@@ -243,6 +248,8 @@ def _as_list(out: Any) -> list:
 
 def _check_tensor(op: Operator, m: Operand, t: Any) -> torch.Tensor:
     """A call's tensor for operand `m`: a contiguous CPU torch tensor of its dtype."""
+    if type(t) is torch.Tensor and t.dtype is m.torch_dtype and t.is_cpu and t.is_contiguous():
+        return t
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{type(op).__name__}: operand {m.name} takes a torch tensor, got {type(t).__name__}")
     if t.dtype != m.torch_dtype:

@@ -38,6 +38,7 @@ from .chip_callable import (
     runtime_config,
 )
 from .device_tensor import DeviceTensor
+from .direct_launch import DirectLaunch, find
 from .param_spec import ParamSpec
 
 
@@ -146,6 +147,14 @@ class CompiledProgram:
         return [i for i, p in enumerate(self.signature) if p.direction is ParamDirection.Out]
 
     @property
+    def direct_launch(self) -> DirectLaunch | None:
+        """The one SPMD kernel launch this program amounts to, if it is nothing else
+        (`plang.runtime.direct_launch`; memoized)."""
+        if "_direct" not in self.__dict__:
+            self._direct = find(self.source, self.name, self.kernels) if self.source else None
+        return self._direct
+
+    @property
     def has_return(self) -> bool:
         """Whether the orchestration returns values."""
         if self.result_arity >= 0:
@@ -169,7 +178,7 @@ class CompiledProgram:
         for position, index in self.writebacks:
             final, target = values[position], args[index]
             target = target.torch() if isinstance(target, DeviceTensor) else target
-            if isinstance(final, torch.Tensor) and not _same_buffer(final, target):
+            if final is not target and isinstance(final, torch.Tensor) and not _same_buffer(final, target):
                 target.copy_(final)
         user = tuple(args[outputs[i]] if i in outputs else values[i] for i in range(self.result_arity))
         if not user:

@@ -180,6 +180,16 @@ class RunConfig:
             return None
         return os.path.join(artefacts, "passes_dump")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "_revision", self.__dict__.get("_revision", 0) + 1)
+
+    @property
+    def revision(self) -> int:
+        """How many field assignments this config has seen: memos of what it selects (its
+        default `ChipWorker`) stay valid while it is unchanged."""
+        return self.__dict__.get("_revision", 0)
+
     def snapshot(self) -> tuple:
         """The compared fields' current values (a key that later assignments do not change)."""
         return _compared_fields(self)

@@ -56,12 +56,13 @@ def accepts(fn: Any) -> bool:
 
 
 class _Blocks:
-    """Reusable launch state for `n` blocks of one kernel: an argument packer, a launch
-    context and a pipe-adapter state per block, and the C arrays pointing at them."""
+    """Reusable launch state for `n` blocks of one kernel: one argument packer (the blocks'
+    arguments are the same), a launch context and a pipe-adapter state per block, and the C
+    arrays pointing at them."""
 
     def __init__(self, lk: LaunchableKernel, n: int) -> None:
         adapter = adapter_library()
-        self.packers = [ArgPacker(lk.kernel.signature) for _ in range(n)]
+        self.packer = ArgPacker(lk.kernel.signature)
         self.states = []
         for _ in range(n):
             state = adapter.plang_adapter_new()
@@ -71,7 +72,8 @@ class _Blocks:
             self.states.append(state)
         self.contexts = [LaunchContext(i, n, 0, lk.aiv_lanes, s, adapter.pipe_api)
                          for i, s in enumerate(self.states)]
-        self.arrays = (_vp * n)(*(ctypes.addressof(p.array) for p in self.packers))
+        self.block_arrays = self.packer.block_arrays(self.contexts)
+        self.arrays = (_vp * n)(*(ctypes.addressof(a) for a in self.block_arrays))
         self.context_array = (_vp * n)(*(ctypes.addressof(c) for c in self.contexts))
         self.entry = ctypes.cast(lk.kernel._native.entry, _vp).value
         self.begin, self.end = adapter.plang_adapter_begin_held, adapter.plang_adapter_end_held
@@ -101,9 +103,9 @@ class NativeSpmd:
         try:
             if blocks is None:
                 blocks = per_kernel[n] = _Blocks(lk, n)
-            for packer, ctx, state in zip(blocks.packers, blocks.contexts, blocks.states):
+            blocks.packer.fill(task.args)
+            for ctx, state in zip(blocks.contexts, blocks.states):
                 ctx.cancel, ctx.own_cancel, ctx.status, ctx.barrier = token.address, 0, 0, None
-                packer.pack(task.args, ctx)
                 blocks.begin(state, None)
         except Exception as exc:  # as the other path: the task fails, the process carries on
             return exc

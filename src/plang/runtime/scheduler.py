@@ -232,6 +232,25 @@ class Scheduler:
             self._graph = None
         run.result = run.finish(self._overlap)
 
+    def launch(self, fn: Any, args: tuple, directions: Sequence[ParamDirection], blocks: int,
+               name: str) -> None:
+        """Run one SPMD launch of `fn` now and wait for it, raising `TaskError` as `wait`
+        does: a program that is nothing else (`direct_launch`). With nothing in flight and
+        no profiler or timeout it is one native launch (`native_spmd`) and skips the graph;
+        otherwise it is submitted and waited for."""
+        if (blocks > 1 and self._native is not None and not self._outstanding and not self._ready
+                and self.profiler is None and self.kernel_timeout is None and native_spmd.accepts(fn)):
+            task = Task(next(self._ids), name, fn, args, None, None, blocks, False, False)
+            task.token = CancelToken()
+            error = self._native.run(task)
+            if error is not None:
+                task.state, task.error = FAILED, error
+                raise TaskError(f"{task.describe()} failed: {error}", task) from error
+            task.state, task.done = DONE, True
+            return
+        self.submit(fn, args, directions, blocks=blocks, name=name)
+        self.wait()
+
     # ---------------------------------------------------------------- waiting
     def wait(self, timeout: float | None = None) -> None:
         """Block until every task retired, then drop their memory history; raise `TaskError`."""

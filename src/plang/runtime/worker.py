@@ -30,6 +30,7 @@ from .scheduler import Scheduler, TaskError
 
 if TYPE_CHECKING:
     from .compiled import CompiledProgram
+    from .direct_launch import DirectLaunch
 
 
 class ProgramHandle:
@@ -192,6 +193,10 @@ class ChipWorker(Worker):
         args, outputs = compiled.with_outputs(args)
         compiled.check_args(args)
         level = self.config.enable_dump_args
+        direct = compiled.direct_launch
+        if direct is not None and not (level or timing or self.config.profiling):
+            result = self._launch(compiled, direct, args)
+            return result if outputs is None else outputs[0] if len(outputs) == 1 else outputs
         dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
         rt = Orchestrator(self.scheduler, compiled.kernels, self.device, dumper, handle.graphs)
         with self._run_lock:
@@ -219,6 +224,18 @@ class ChipWorker(Worker):
         if outputs is not None:
             return outputs[0] if len(outputs) == 1 else outputs
         return result
+
+    def _launch(self, compiled: CompiledProgram, direct: DirectLaunch, args: Sequence[Any]) -> Any:
+        """Run a program that is one kernel launch (`direct_launch`) without its orchestration."""
+        tensors = tuple(as_torch(a) for a in args)
+        with self._run_lock:
+            try:
+                self.scheduler.launch(compiled.kernels[direct.kernel], direct.kernel_args(tensors),
+                                      direct.directions, direct.blocks, direct.kernel)
+            except TaskError as e:
+                e.partially_written = compiled.written_params()
+                raise
+        return compiled.finish_result(direct.result(tensors), args)
 
     # ------------------------------------------------------------ lifetime
     def init(self) -> None:
@@ -294,11 +311,15 @@ class ChipWorker(Worker):
                 return worker
             worker = cls._plain_default = cls.for_call(RunConfig())
             return worker
+        memo = config.__dict__.get("_default_worker")  # (revision, worker): skips hashing the snapshot
+        if memo is not None and memo[0] == config.revision and not memo[1].closed:
+            return memo[1]
         with cls._defaults_lock:
             key = config.snapshot()
             worker = cls._defaults.get(key)
             if worker is None or worker.closed:
                 worker = cls._defaults[key] = ChipWorker(copy.copy(config))
+        object.__setattr__(config, "_default_worker", (config.revision, worker))
         return worker
 
 

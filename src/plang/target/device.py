@@ -71,7 +71,11 @@ class Device:
         return self.clusters * self.aiv_per_cluster
 
     def __hash__(self) -> int:
-        return hash(self.key())
+        h = self.__dict__.get("_hash")  # computed once: devices key many per-call memos
+        if h is None:
+            h = hash(self._key)
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def key(self) -> tuple:
         """A hashable description for cache keys (computed once: a device is immutable)."""

@@ -354,6 +354,7 @@ class ArgPacker:
                 self._fills.append(self._scalar_filler(a, cell))
         self._ctx_ptr = ctypes.c_void_p()
         self.array[n] = ctypes.addressof(self._ctx_ptr)
+        self._block_cells: list[ctypes.c_void_p] = []  # the context pointers of `block_arrays`
 
     @staticmethod
     def _tensor_filler(a: TensorArg, desc: ctypes.Structure):
@@ -390,13 +391,30 @@ class ArgPacker:
         return fill
 
     def pack(self, values: Sequence[Any], ctx: LaunchContext) -> ctypes.Array:
+        self.fill(values)
+        self._ctx_ptr.value = ctypes.addressof(ctx)
+        return self.array
+
+    def fill(self, values: Sequence[Any]) -> None:
+        """Store `values` in the argument slots (every array of `block_arrays` sees them)."""
         if len(values) != len(self._fills):
             raise TypeError(f"kernel expects {len(self._fills)} arguments {self.signature.describe()}, "
                             f"got {len(values)}")
         for fill, v in zip(self._fills, values):
             fill(v)
-        self._ctx_ptr.value = ctypes.addressof(ctx)
-        return self.array
+
+    def block_arrays(self, contexts: Sequence[LaunchContext]) -> list[ctypes.Array]:
+        """One argument array per launch context, all sharing this packer's argument slots
+        (the blocks of one SPMD launch take the same arguments: `fill` once for all)."""
+        n = len(self._fills)
+        arrays = []
+        for ctx in contexts:
+            array = (_vp * (n + 1))(*self.array[:n])
+            cell = ctypes.c_void_p(ctypes.addressof(ctx))
+            array[n] = ctypes.addressof(cell)
+            arrays.append(array)
+            self._block_cells.append(cell)  # kept alive with the packer
+        return arrays
 
 
 class ThreadPackers(threading.local):

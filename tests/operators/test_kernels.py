@@ -70,6 +70,18 @@ def test_gemm_walks(walk):
     assert GEMM(M=64, N=64, K=64, walk="rows").resolved(DEV).walk == "rows"
 
 
+@pytest.mark.parametrize("dtype, col_major, tiles", [
+    (pl.FP32, False, (64, 64, 1024)),  # b's strips 256 bytes wide, the deepest K that fits Mat
+    (pl.BF16, False, (64, 128, 1024)),
+    (pl.BF16, True, (64, 128, 512)),  # its transposed tile must fit Vec too
+])
+def test_gemm_resolves_deep_k_tiles(dtype, col_major, tiles):
+    op = GEMM(M=1024, N=1024, K=1024, dtype=dtype, b_col_maj=col_major).resolved(DEV)
+    assert (op.tm, op.tn, op.tk) == tiles
+    small = GEMM(M=64, N=96, K=48).resolved(DEV)
+    assert (small.tm, small.tn, small.tk) == (32, 32, 16)
+
+
 def test_gemm_checks():
     with pytest.raises(ValueError, match="GEMM: walk='diagonal' is none of 'columns', 'rows'"):
         GEMM(M=64, N=64, K=64, walk="diagonal")

@@ -25,6 +25,14 @@ domain (a whole-K A strip, one accumulator round trip per output tile): 1024^3 B
 Zen 4 cores, tn=128 tk=1024 against tn=256 tk=256, 5.44 / 6.44 ms against 5.66 / 6.75."""
 
 
+DEEP = (*TILES, 512, 1024)
+"""The K depths `resolve` starts from: the deepest that divides K and whose operand tiles fit
+the Mat buffer. With b's strips 256 bytes wide (tn=128 BF16, 64 FP32), one accumulator round
+trip per output tile: 1024^3 on two Zen 4 cores, interleaved, BF16 64x128x1024 5.57 / 5.76 ms
+against 64x256x256 5.88 / 6.05 (torch 5.55 / 5.80), FP32 64x64x1024 10.64 / 10.77 against
+10.92 / 11.35."""
+
+
 def _divisor(n: int, choices: tuple[int, ...]) -> int | None:
     return next((c for c in reversed(choices) if n % c == 0), None)
 
@@ -62,11 +70,13 @@ class GEMM(JitOperator):
 
     def resolve(self, dev):
         blocks = self.blocks or next(b for b in range(min(dev.clusters, self.M), 0, -1) if self.M % b == 0)
+        item = as_data_type(self.dtype).itemsize
         tm = self.tm or _divisor(self.M // blocks, (16, 32, 64))
-        tn = self.tn or _divisor(self.N, TILES)
-        tk = self.tk or _divisor(self.K, TILES)
-        while (tn and tk and not self.tk and tk > min(TILES) and self._transposed_in_buffer()
-               and tn * tk * as_data_type(self.dtype).itemsize > dev.capacity(MemorySpace.Vec)):
+        tn = self.tn or _divisor(self.N, tuple(t for t in TILES if t * item <= 256))
+        tk = self.tk or _divisor(self.K, DEEP)
+        while (tm and tn and tk and not self.tk and tk > min(TILES)
+               and ((tm + tn) * tk * item > dev.capacity(MemorySpace.Mat)
+                    or self._transposed_in_buffer() and tn * tk * item > dev.capacity(MemorySpace.Vec))):
             tk //= 2
         if None in (tm, tn, tk):
             raise Unresolvable(f"GEMM: M={self.M}, N={self.N}, K={self.K} have no tile sizes "

@@ -102,6 +102,15 @@ def test_scale_runs_and_per_call_values_do_not_recompile():
     assert COUNTERS["compiles"] == before
 
 
+def test_a_profiled_call_runs_the_orchestration(tmp_path, capsys):
+    """An operator call takes the direct launch unless its config asks for a profile (or
+    dumps): then it runs the program's orchestration, which writes the swimlane trace."""
+    config = RunConfig(device=DEV, profiling=True, profile_dir=str(tmp_path))
+    x = torch.randn(64)
+    torch.testing.assert_close(Scale(M=64, factor=3.0)(x, config=config, valid=64), x * 3.0)
+    assert list(tmp_path.iterdir()), "no profile written"
+
+
 def test_per_call_value_checks():
     op = Scale(M=64)
     x = torch.randn(64)

@@ -114,8 +114,10 @@ class JitOperator(Operator, library=True):
             tensors += [_check_tensor(op, m, t) for m, t in zip(plan.outs, given_outs)]
         else:
             tensors += [torch.empty(shape, dtype=m.torch_dtype) for m, shape in plan.allocate]
-        per_call_values = op._per_call_values(per_call) if per_call or op.declaration.per_calls else ()
-        plan.program(*[tensors[i] for i in plan.order], *per_call_values, config=config)
+        args = [tensors[i] for i in plan.order]
+        if per_call or op.declaration.per_calls:
+            args += op._per_call_values(per_call)
+        ChipWorker.for_call(config).run_checked(plan.program, args)
         if len(plan.results) == 1:
             return tensors[plan.results[0]]
         return tuple(tensors[i] for i in plan.results)

@@ -98,7 +98,12 @@ class NativeSpmd:
             if not self._pool:
                 return MemoryError("could not start the native SPMD threads")
         lk, n, token = task.fn, task.blocks, task.token
-        per_kernel = vars(self._local).setdefault("blocks", weakref.WeakKeyDictionary()).setdefault(lk, {})
+        kernels = getattr(self._local, "blocks", None)
+        if kernels is None:
+            kernels = self._local.blocks = weakref.WeakKeyDictionary()
+        per_kernel = kernels.get(lk)
+        if per_kernel is None:
+            per_kernel = kernels[lk] = {}
         blocks = per_kernel.get(n)
         try:
             if blocks is None:

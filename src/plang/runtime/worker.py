@@ -197,6 +197,22 @@ class ChipWorker(Worker):
         if direct is not None and not (level or timing or self.config.profiling):
             result = self._launch(compiled, direct, args)
             return result if outputs is None else outputs[0] if len(outputs) == 1 else outputs
+        return self._orchestrate(handle, compiled, args, outputs, timing)
+
+    def run_checked(self, compiled: CompiledProgram, args: Sequence[Any]) -> Any:
+        """Run `compiled` on its complete argument list, already checked against its
+        signature (torch CPU tensors of its shapes and dtypes, as `plang.operators` checks
+        a call's): `run` without the checks and the handle."""
+        self._check_open()
+        direct = compiled.direct_launch
+        if direct is None or self.config.enable_dump_args or self.config.profiling:
+            return self.run(compiled, *args)
+        return self._launch(compiled, direct, args)
+
+    def _orchestrate(self, handle: ProgramHandle, compiled: CompiledProgram, args: tuple,
+                     outputs: tuple | None, timing: Profiler | None) -> Any:
+        """Run `compiled`'s orchestration on `args` (see `_dispatch`)."""
+        level = self.config.enable_dump_args
         dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
         rt = Orchestrator(self.scheduler, compiled.kernels, self.device, dumper, handle.graphs)
         with self._run_lock:

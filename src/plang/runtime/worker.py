@@ -202,11 +202,11 @@ class ChipWorker(Worker):
     def run_checked(self, compiled: CompiledProgram, args: Sequence[Any]) -> Any:
         """Run `compiled` on its complete argument list, already checked against its
         signature (torch CPU tensors of its shapes and dtypes, as `plang.operators` checks
-        a call's): `run` without the checks and the handle."""
-        self._check_open()
+        a call's): `run` without checking them again."""
+        handle = self.register(compiled)
         direct = compiled.direct_launch
         if direct is None or self.config.enable_dump_args or self.config.profiling:
-            return self.run(compiled, *args)
+            return handle(*args)
         return self._launch(compiled, direct, args)
 
     def _orchestrate(self, handle: ProgramHandle, compiled: CompiledProgram, args: tuple,

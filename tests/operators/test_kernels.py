@@ -70,13 +70,15 @@ def test_gemm_walks(walk):
     assert GEMM(M=64, N=64, K=64, walk="rows").resolved(DEV).walk == "rows"
 
 
-@pytest.mark.parametrize("dtype, col_major, tiles", [
-    (pl.FP32, False, (64, 64, 1024)),  # b's strips 256 bytes wide, the deepest K that fits Mat
-    (pl.BF16, False, (64, 128, 1024)),
-    (pl.BF16, True, (64, 128, 512)),  # its transposed tile must fit Vec too
+@pytest.mark.parametrize("dtype, col_major, isa, tiles", [
+    (pl.FP32, False, "x86-64-v3", (64, 64, 1024)),  # b's strips 256 bytes wide, the deepest K in Mat
+    (pl.BF16, False, "x86-64-v4", (64, 128, 1024)),  # (the pair dot packs BF16 pairs)
+    (pl.BF16, True, "x86-64-v4", (64, 128, 512)),  # its transposed tile must fit Vec too
+    (pl.BF16, False, "x86-64-v3", (64, 256, 256)),  # b converted to FP32 as it is packed
+    (pl.FP16, False, "x86-64-v4", (64, 256, 256)),
 ])
-def test_gemm_resolves_deep_k_tiles(dtype, col_major, tiles):
-    op = GEMM(M=1024, N=1024, K=1024, dtype=dtype, b_col_maj=col_major).resolved(DEV)
+def test_gemm_resolves_deep_k_tiles(dtype, col_major, isa, tiles):
+    op = GEMM(M=1024, N=1024, K=1024, dtype=dtype, b_col_maj=col_major).resolved(Device(clusters=2, isa=isa))
     assert (op.tm, op.tn, op.tk) == tiles
     small = GEMM(M=64, N=96, K=48).resolved(DEV)
     assert (small.tm, small.tn, small.tk) == (32, 32, 16)

@@ -26,11 +26,13 @@ Zen 4 cores, tn=128 tk=1024 against tn=256 tk=256, 5.44 / 6.44 ms against 5.66 /
 
 
 DEEP = (*TILES, 512, 1024)
-"""The K depths `resolve` starts from: the deepest that divides K and whose operand tiles fit
-the Mat buffer. With b's strips 256 bytes wide (tn=128 BF16, 64 FP32), one accumulator round
-trip per output tile: 1024^3 on two Zen 4 cores, interleaved, BF16 64x128x1024 5.57 / 5.76 ms
-against 64x256x256 5.88 / 6.05 (torch 5.55 / 5.80), FP32 64x64x1024 10.64 / 10.77 against
-10.92 / 11.35."""
+"""The K depths `resolve` starts from where b is packed as it is (FP32, BF16 for the pair
+dot): the deepest that divides K and whose operand tiles fit the Mat buffer, with b's strips
+256 bytes wide (tn=128 BF16, 64 FP32): one accumulator round trip per output tile. 1024^3 on
+two Zen 4 cores, interleaved, BF16 64x128x1024 5.57 / 5.76 ms against 64x256x256 5.88 / 6.05
+(torch 5.55 / 5.80), FP32 64x64x1024 10.64 / 10.77 against 10.92 / 11.35. Where b is
+converted to FP32 as it is packed (FP16; BF16 without the pair dot), deep tiles lose: BF16 at
+x86-64-v3 64x128x1024 22.3 / 21.7 ms against 64x256x256 17.9 / 16.9."""
 
 
 def _divisor(n: int, choices: tuple[int, ...]) -> int | None:
@@ -70,10 +72,14 @@ class GEMM(JitOperator):
 
     def resolve(self, dev):
         blocks = self.blocks or next(b for b in range(min(dev.clusters, self.M), 0, -1) if self.M % b == 0)
-        item = as_data_type(self.dtype).itemsize
+        dtype = as_data_type(self.dtype)
+        item = dtype.itemsize
+        # b packed as it is (FP32, BF16 pairs for the pair dot), else converted to FP32 first
+        packed_as_is = dtype is FP32 or (dtype is BF16 and dev.isa.bf16_dot)
         tm = self.tm or _divisor(self.M // blocks, (16, 32, 64))
-        tn = self.tn or _divisor(self.N, tuple(t for t in TILES if t * item <= 256))
-        tk = self.tk or _divisor(self.K, DEEP)
+        strips = tuple(t for t in TILES if t * item <= 256) if packed_as_is else TILES
+        tn = self.tn or _divisor(self.N, strips)
+        tk = self.tk or _divisor(self.K, DEEP if packed_as_is else TILES)
         while (tm and tn and tk and not self.tk and tk > min(TILES)
                and ((tm + tn) * tk * item > dev.capacity(MemorySpace.Mat)
                     or self._transposed_in_buffer() and tn * tk * item > dev.capacity(MemorySpace.Vec))):

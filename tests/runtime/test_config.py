@@ -31,3 +31,22 @@ def test_compile_key_only_has_compile_fields():
 def test_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
         RunConfig(**kwargs)
+
+
+def test_a_config_that_ran_a_program_still_pickles_and_finds_its_worker():
+    """A config's default worker is memoized on it; a launched distributed job's ranks get
+    the config pickled, and an assignment picks another worker."""
+    import pickle
+
+    from plang.runtime.worker import ChipWorker
+
+    config = RunConfig(device=Device(clusters=2))
+    worker = ChipWorker.for_call(config)
+    assert ChipWorker.for_call(config) is worker
+    config.kernel_timeout = 5.0
+    assert ChipWorker.for_call(config) is not worker
+    config.kernel_timeout = None
+    assert ChipWorker.for_call(config) is worker
+    plain = RunConfig()
+    ChipWorker.for_call(plain)
+    assert pickle.loads(pickle.dumps(plain)) == plain

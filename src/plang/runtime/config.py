@@ -184,6 +184,12 @@ class RunConfig:
         object.__setattr__(self, name, value)
         object.__setattr__(self, "_revision", self.__dict__.get("_revision", 0) + 1)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields (a copy or a pickle leaves out the memo of the default worker)."""
+        state = dict(self.__dict__)
+        state.pop("_default_worker", None)
+        return state
+
     @property
     def revision(self) -> int:
         """How many field assignments this config has seen: memos of what it selects (its

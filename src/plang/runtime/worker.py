@@ -192,9 +192,8 @@ class ChipWorker(Worker):
                 raise RuntimeError(f"{compiled.name}: an argument is a freed DeviceTensor")
         args, outputs = compiled.with_outputs(args)
         compiled.check_args(args)
-        level = self.config.enable_dump_args
-        direct = compiled.direct_launch
-        if direct is not None and not (level or timing or self.config.profiling):
+        direct = self._direct(compiled, timing)
+        if direct is not None:
             result = self._launch(compiled, direct, args)
             return result if outputs is None else outputs[0] if len(outputs) == 1 else outputs
         return self._orchestrate(handle, compiled, args, outputs, timing)
@@ -204,10 +203,15 @@ class ChipWorker(Worker):
         signature (torch CPU tensors of its shapes and dtypes, as `plang.operators` checks
         a call's): `run` without checking them again."""
         handle = self.register(compiled)
-        direct = compiled.direct_launch
-        if direct is None or self.config.enable_dump_args or self.config.profiling:
-            return handle(*args)
-        return self._launch(compiled, direct, args)
+        direct = self._direct(compiled)
+        return handle(*args) if direct is None else self._launch(compiled, direct, args)
+
+    def _direct(self, compiled: CompiledProgram, timing: Profiler | None = None) -> DirectLaunch | None:
+        """The one launch `compiled` amounts to (`direct_launch`), unless this run is profiled
+        or dumps tensors: those run the orchestration."""
+        if timing is not None or self.config.profiling or self.config.enable_dump_args:
+            return None
+        return compiled.direct_launch
 
     def _orchestrate(self, handle: ProgramHandle, compiled: CompiledProgram, args: tuple,
                      outputs: tuple | None, timing: Profiler | None) -> Any:

@@ -241,3 +241,128 @@ def test_vector_state_carried_in_a_loop_with_dynamic_offsets_and_orchestration_u
                 o = self.k(x, n, out)
                 return o
     """)
+
+
+def test_a_matmul_result_carried_through_a_loop_takes_acc_back_to_its_allocation():
+    # the reference back-propagates the yielded space onto the iter arg, the loop's result and
+    # the init; a vector reader of the iter arg gets its move at the top of the body
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                acc0 = pl.tile.full([64, 64], dtype=pl.FP32, value=0.0)
+                for i, (acc,) in pl.range(3, init_values=(acc0,)):
+                    half = pl.tile.muls(acc, 0.5)
+                    acc2 = pl.tile.matmul_acc(half, at, bt)
+                    r = pl.yield_(acc2)
+                e = pl.tile.exp(r)
+                o = pl.tile.store(e, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                acc0: {ACC} = pl.tile.full([64, 64], dtype=pl.FP32, value=0.0,
+                                           target_memory=pl.MemorySpace.Acc)
+                for i, (acc,) in pl.range(3, init_values=(acc0,)):
+                    accv: {VEC} = pl.tile.move(acc, {VMEM})
+                    half: {VEC} = pl.tile.muls(accv, 0.5)
+                    acc2: {ACC} = pl.tile.matmul_acc(half, al, br)
+                    r: {ACC} = pl.yield_(acc2)
+                rv: {VEC} = pl.tile.move(r, {VMEM})
+                e: {VEC} = pl.tile.exp(rv)
+                o = pl.tile.store(e, [0, 0], out)
+                return o
+    """, ("TileMemoryInferred", "TypeCheck"))
+
+
+def test_a_loaded_init_moves_into_the_space_its_loop_carries_and_a_vector_yield_stays_vec():
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                x0 = pl.tile.load(x, [0, 0], [64, 64])
+                for i, (c,) in pl.range(2, init_values=(x0,)):
+                    c2 = pl.tile.matmul(at, bt, out_dtype=pl.FP32)
+                    r = pl.yield_(c2)
+                for j, (d,) in pl.range(2, init_values=(r,)):
+                    d2 = pl.tile.matmul_acc(d, at, bt)
+                    d3 = pl.tile.relu(d2)
+                    s = pl.yield_(d3)
+                o = pl.tile.store(s, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, a: {B}, b: {B}, out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                x0: {VEC} = pl.tile.load(x, [0, 0], [64, 64], {VMEM})
+                x0a: {ACC} = pl.tile.move(x0, target_memory=pl.MemorySpace.Acc)
+                for i, (c,) in pl.range(2, init_values=(x0a,)):
+                    c2: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                    r: {ACC} = pl.yield_(c2)
+                rv: {VEC} = pl.tile.move(r, {VMEM})
+                for j, (d,) in pl.range(2, init_values=(rv,)):
+                    d2: {ACC} = pl.tile.matmul_acc(d, al, br)
+                    d2v: {VEC} = pl.tile.move(d2, {VMEM})
+                    d3: {VEC} = pl.tile.relu(d2v)
+                    s: {VEC} = pl.yield_(d3)
+                o = pl.tile.store(s, [0, 0], out)
+                return o
+    """, ("TileMemoryInferred", "TypeCheck"))
+
+
+def test_branches_yielding_different_spaces_meet_in_vec():
+    # the reference leaves such a phi to its type checker (an error); here the branch that
+    # yields an accumulator moves it to Vec first
+    check_pass("infer_tile_memory_space", f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, a: {B}, b: {B}, flag: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:
+                at = pl.tile.load(a, [0, 0], [64, 64])
+                bt = pl.tile.load(b, [0, 0], [64, 64])
+                xt = pl.tile.load(x, [0, 0], [64, 64])
+                if flag > 0:
+                    c = pl.tile.matmul(at, bt, out_dtype=pl.FP32)
+                    r = pl.yield_(c)
+                else:
+                    e = pl.tile.exp(xt)
+                    r = pl.yield_(e)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """, f"""
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: {T}, a: {B}, b: {B}, flag: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:
+                at: {MAT} = pl.tile.load(a, [0, 0], [64, 64], {MMEM})
+                al: {LEFT} = pl.tile.move(at, target_memory=pl.MemorySpace.Left)
+                bt: {MAT} = pl.tile.load(b, [0, 0], [64, 64], {MMEM})
+                br: {RIGHT} = pl.tile.move(bt, target_memory=pl.MemorySpace.Right)
+                xt: {VEC} = pl.tile.load(x, [0, 0], [64, 64], {VMEM})
+                if flag > 0:
+                    c: {ACC} = pl.tile.matmul(al, br, out_dtype=pl.FP32)
+                    cv: {VEC} = pl.tile.move(c, {VMEM})
+                    r: {VEC} = pl.yield_(cv)
+                else:
+                    e: {VEC} = pl.tile.exp(xt)
+                    r: {VEC} = pl.yield_(e)
+                o = pl.tile.store(r, [0, 0], out)
+                return o
+    """, ("TileMemoryInferred", "TypeCheck"))

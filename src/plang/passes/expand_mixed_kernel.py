@@ -93,7 +93,8 @@ class _Analysis:
             self.sides.add(side)
             if isinstance(s, Assign):  # a named crossing's result lives on the receiving side
                 self.def_side[s.var] = RECEIVER.get(call.op.name, side)
-        for s in walk_stmts(fn.body):  # carried tiles live where their yields are produced
+        # carried tiles and branch results live where their yields are produced (inner first)
+        for s in reversed(list(walk_stmts(fn.body))):
             if isinstance(s, (For, While)):
                 y = _trailing_yield(s.body)
                 for i, (a, rv) in enumerate(zip(s.iter_args, s.return_vars)):
@@ -101,6 +102,12 @@ class _Analysis:
                     if _is_tile(a) and side is Side.BOTH:
                         side = self.side_of(a.init)
                     self.def_side[a] = self.def_side[rv] = side
+            elif isinstance(s, If):
+                ys = [y for b in (s.then_body, s.else_body) if b is not None and (y := _trailing_yield(b))]
+                for i, rv in enumerate(s.return_vars):
+                    sides = {self.side_of(y.values[i]) for y in ys if i < len(y.values)} - {Side.BOTH}
+                    if _is_tile(rv) and len(sides) == 1:
+                        self.def_side[rv] = sides.pop()
         # a crossing is a tile defined on one side and read by a statement of the other;
         # `at_use` holds the crossings whose only cross-side reader is a tile.move
         uses: dict[Var, list[Stmt]] = {}

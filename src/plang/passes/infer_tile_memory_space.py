@@ -2,10 +2,16 @@
 
 A tile's space follows its producer: matmul-family results live in Acc; a load feeding a
 matmul goes to Mat, any other load to Vec; `tile.move` says where it goes; allocations
-go to Acc when they are a `matmul_acc` accumulator and to Vec otherwise; everything the
-vector unit computes is Vec; loop-carried tiles keep their init's space. Where a consumer
-needs another space (matmul operands in Left / Right, accumulators in Acc, vector operands
-in Vec) a `tile.move` is inserted once, right after the tile is defined.
+go to Vec unless a loop carries them (below); everything the vector unit computes is Vec.
+A loop-carried tile takes the space its loop body yields (as the reference back-propagates
+it to the iter arg, the loop's result and the init): an allocation (`tile.create` /
+`tile.full`) that starts it is made there, any other init moves there before the loop; a
+matmul result carried through a loop (`acc = pl.matmul(..)`, `pl.matmul_acc(..)`) stays in
+Acc. An `if` result takes the space its branches yield; branches that disagree meet in Vec,
+the other branch moving its value there before its yield (the reference leaves such a phi to
+its type checker). Where a consumer needs another space (matmul operands in Left / Right,
+vector operands in Vec) a `tile.move` is inserted once, right after the tile is defined (an
+iter arg's: at the top of the loop body).
 
 `tile.assemble` writes into its target in place: the result stays in the target's space
 (an Acc source drained into a Mat target is the cube's Acc->Mat insert); only a Vec
@@ -43,6 +49,8 @@ ANY_SPACE_OPS = {"tile.store", "tile.move", "tile.read", "tile.write", "tile.tpu
                  "tile.aic_gather", "tile.slice"}
 ALLOCATING = ("tile.load", "tile.create", "tile.full")
 ASSEMBLE = "tile.assemble"
+_PASSES = 8
+"""At most this many sweeps settle the spaces (each settles one more level of nesting)."""
 
 
 def required_space(op: Op, param: str) -> MemorySpace | None:
@@ -79,25 +87,39 @@ class _Spaces:
                 space = required_space(c.op, name)
                 if space is not None and _is_tile(e) and space not in self.demand.setdefault(e, []):
                     self.demand[e].append(space)
-        loops = [s for s in walk_stmts(fn.body) if isinstance(s, (For, While))]
-        for loop in reversed(loops):  # an accumulator carried by a loop starts in Acc
-            for a in loop.iter_args:
-                if MemorySpace.Acc in self.demand.get(a, ()) and isinstance(a.init, Var):
-                    self.demand.setdefault(a.init, []).append(MemorySpace.Acc)
         self.natural: dict[Var, MemorySpace] = {}
-        for s in [*walk_stmts(fn.body)] * 2:  # twice: an If result follows a value its branch defines
-            if isinstance(s, Assign) and _is_tile(s.var):
-                self.natural[s.var] = self.produced(s.var, s.value)
-            elif isinstance(s, (For, While)):
-                for a, rv in zip(s.iter_args, s.return_vars):
-                    if _is_tile(a):
-                        self.natural[a] = self.natural[rv] = self.of(a.init)
+        self.carried: dict[Var, MemorySpace] = {}  # a loop's tile init: the space its loop carries
+        stmts = list(walk_stmts(fn.body))
+        for _ in range(_PASSES):  # until settled: a loop's space follows its body's yield, an If
+            before = dict(self.natural)  # result its branch's, a body's tiles their iter args'
+            for s in stmts:
+                if isinstance(s, Assign) and _is_tile(s.var):
+                    self.natural[s.var] = self.produced(s.var, s.value)
+                elif isinstance(s, (For, While)):
+                    yields = _yielded(s.body)
+                    for i, (a, rv) in enumerate(zip(s.iter_args, s.return_vars)):
+                        if _is_tile(a):
+                            y = yields[i] if i < len(yields) else a
+                            space = self.of(a.init) if y is a else self.of(y)
+                            self.natural[a] = self.natural[rv] = space
+                            if isinstance(a.init, Var):
+                                self.carried[a.init] = space
+                elif isinstance(s, If):
+                    branches = [_yielded(s.then_body), _yielded(s.else_body) if s.else_body else ()]
+                    for i, rv in enumerate(s.return_vars):
+                        if _is_tile(rv):  # branches that disagree meet in Vec
+                            spaces = {self.of(b[i]) for b in branches if i < len(b)}
+                            self.natural[rv] = spaces.pop() if len(spaces) == 1 else MemorySpace.Vec
+            if self.natural == before:
+                break
+        self.yield_to: dict[int, tuple[Var, ...]] = {}  # a Yield: the vars its values become
+        for s in stmts:
+            if isinstance(s, (For, While)):
+                self.yield_to[id(_last(s.body))] = s.iter_args
             elif isinstance(s, If):
-                y = flatten(s.then_body)[-1] if flatten(s.then_body) else None
-                if isinstance(y, Yield):
-                    for v, rv in zip(y.values, s.return_vars):
-                        if _is_tile(rv):
-                            self.natural[rv] = self.of(v)
+                for body in (s.then_body, s.else_body):
+                    if body is not None:
+                        self.yield_to[id(_last(body))] = s.return_vars
         for c in calls_in(fn.body):
             if isinstance(c.op, Op) and c.op.name == ASSEMBLE and _is_tile(c.args[1]) and \
                     self.wanted(c, "source") not in (None, *self.demand.setdefault(c.args[1], [])):
@@ -141,9 +163,19 @@ class _Spaces:
             staged = (MemorySpace.Left, MemorySpace.Right, MemorySpace.Mat)
             return MemorySpace.Mat if any(d in staged for d in demand) \
                 else MemorySpace.Vec
-        if op.name in ("tile.create", "tile.full") and MemorySpace.Acc in demand:
-            return MemorySpace.Acc
+        if op.name in ("tile.create", "tile.full") and v in self.carried:
+            return self.carried[v]
         return MemorySpace.Vec
+
+
+def _last(body: Stmt) -> Stmt | None:
+    return flatten(body)[-1] if flatten(body) else None
+
+
+def _yielded(body: Stmt) -> tuple[Expr, ...]:
+    """The values `body` (a loop's or a branch's) ends by yielding."""
+    last = _last(body)
+    return last.values if isinstance(last, Yield) else ()
 
 
 def _with_space(t: TileType, space: MemorySpace) -> TileType:
@@ -160,8 +192,11 @@ class _Rewrite(VarRewriter):
         """Moves of `new` (the rewritten `old`) into every other space its consumers need."""
         out = []
         natural = self.spaces.natural.get(old, MemorySpace.Vec)
-        for space in self.spaces.demand.get(old, []):
-            if space is natural or space is MemorySpace.Acc:
+        # an accumulator operand is read where it is; a loop's init goes where the loop carries it
+        spaces = [s for s in self.spaces.demand.get(old, []) if s is not MemorySpace.Acc]
+        carried = self.spaces.carried.get(old)
+        for space in dict.fromkeys([*spaces, *([carried] if carried else [])]):
+            if space is natural:
                 continue
             call = make_call("tile.move", [new], {"target_memory": space}, new.span)
             mv = Var(f"{old.name}_{space.value.lower()}", call.type, new.span)
@@ -203,6 +238,23 @@ class _Rewrite(VarRewriter):
         self.mapping[s.var] = var
         return seq([Assign(var, value, s.span), *self.moves_for(s.var, var)], s.span)
 
+    def stmt_Yield(self, s: Yield) -> Stmt:
+        """The yield, each tile value first moved into the space of the var it becomes (a
+        branch that yields another space than its sibling)."""
+        targets = self.spaces.yield_to.get(id(s), ())
+        values, moves = [], []
+        for old, target in zip(s.values, [*targets, *[None] * len(s.values)]):
+            new = self.expr(old)
+            want = self.spaces.natural.get(target) if target is not None and _is_tile(target) else None
+            if want is not None and _is_tile(old) and self.spaces.of(old) is not want:
+                call = make_call("tile.move", [new], {"target_memory": want}, s.span)
+                new = Var(f"{old.name}_{want.value.lower()}", call.type, s.span)
+                moves.append(Assign(new, call, s.span))
+            values.append(new)
+        if not moves:
+            return s if all(n is o for n, o in zip(values, s.values)) else s.replace(values=tuple(values))
+        return seq([*moves, s.replace(values=tuple(values))], s.span)
+
     def stmt_Eval(self, s) -> Stmt:
         value = self.call(s.expr, None) if isinstance(s.expr, Call) else self.expr(s.expr)
         return s if value is s.expr else s.replace(expr=value)
@@ -210,8 +262,8 @@ class _Rewrite(VarRewriter):
     def bind_iter_arg(self, a: IterArg) -> IterArg:
         if not _is_tile(a):
             return super().bind_iter_arg(a)
-        init = self.expr(a.init)
-        new = IterArg(a.name, _with_space(a.type, self.spaces.natural[a]), init, a.span)
+        space = self.spaces.natural[a]
+        new = IterArg(a.name, _with_space(a.type, space), self.operand(space, a.init), a.span)
         self.mapping[a] = new
         return new
 

@@ -120,3 +120,29 @@ def test_branches_yielding_a_matmul_result_and_a_vector_result_match_torch(singl
         c = torch.full((32, 32), float("nan"))
         run(x, a, b, flag, c)
         torch.testing.assert_close(c, want, rtol=1e-4, atol=1e-4)
+
+
+def _branch_in_a_loop(single_core: bool):
+    @pl.jit.incore(single_core=single_core)
+    def body(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        acc0 = pl.tensor.full([32, 32], pl.FP32, 1.0)
+        for i, (acc,) in pl.range(0, 4, 1, init_values=(acc0,)):
+            if i % 2 == 0:
+                t = pl.matmul(pl.slice(a, [32, 32], [0, 0]), pl.slice(b, [32, 32], [0, 0]))
+                (r,) = pl.yield_(t)
+            else:
+                u = pl.add(acc, 1.0)
+                (r,) = pl.yield_(u)
+            (acc_out,) = pl.yield_(r)
+        c = pl.assemble(c, acc_out, [0, 0])
+        return c
+
+    return _entry(body)
+
+
+@pytest.mark.parametrize("single_core", [True, False], ids=["single-core", "split"])
+def test_a_loop_carrying_a_branch_of_matmul_and_vector_results_matches_torch(single_core):
+    a, b = torch.randn(32, 64) / 4, torch.randn(64, 32) / 4
+    c = torch.full((32, 32), float("nan"))
+    _branch_in_a_loop(single_core)(a, b, c)
+    torch.testing.assert_close(c, a[:, :32] @ b[:32] + 1, rtol=1e-4, atol=1e-4)

@@ -146,3 +146,27 @@ def test_a_loop_carrying_a_branch_of_matmul_and_vector_results_matches_torch(sin
     c = torch.full((32, 32), float("nan"))
     _branch_in_a_loop(single_core)(a, b, c)
     torch.testing.assert_close(c, a[:, :32] @ b[:32] + 1, rtol=1e-4, atol=1e-4)
+
+
+def _one_init_two_loops(single_core: bool):
+    @pl.jit.incore(single_core=single_core)
+    def body(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        ones = pl.tensor.full([32, 32], pl.FP32, 1.0)
+        for k0, (acc,) in pl.range(0, 64, 32, init_values=(ones,)):
+            nxt = pl.matmul_acc(acc, pl.slice(a, [32, 32], [0, k0]), pl.slice(b, [32, 32], [k0, 0]))
+            (acc_out,) = pl.yield_(nxt)
+        for i, (v,) in pl.range(0, 3, 1, init_values=(ones,)):
+            v2 = pl.add(v, 1.0)
+            (v_out,) = pl.yield_(v2)
+        c = pl.assemble(c, pl.add(acc_out, v_out), [0, 0])
+        return c
+
+    return _entry(body)
+
+
+@pytest.mark.parametrize("single_core", [True, False], ids=["single-core", "split"])
+def test_one_init_carried_by_a_matmul_loop_and_a_vector_loop_matches_torch(single_core):
+    a, b = torch.randn(32, 64) / 4, torch.randn(64, 32) / 4
+    c = torch.full((32, 32), float("nan"))
+    _one_init_two_loops(single_core)(a, b, c)
+    torch.testing.assert_close(c, (1 + a @ b) + 4, rtol=1e-4, atol=1e-4)

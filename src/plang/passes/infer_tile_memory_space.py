@@ -88,10 +88,11 @@ class _Spaces:
                 if space is not None and _is_tile(e) and space not in self.demand.setdefault(e, []):
                     self.demand[e].append(space)
         self.natural: dict[Var, MemorySpace] = {}
-        self.carried: dict[Var, MemorySpace] = {}  # a loop's tile init: the space its loop carries
+        self.carried: dict[Var, list[MemorySpace]] = {}  # a tile init: the spaces its loops carry
         stmts = list(walk_stmts(fn.body))
         for _ in range(_PASSES):  # until settled: a loop's space follows its body's yield, an If
             before = dict(self.natural)  # result its branch's, a body's tiles their iter args'
+            carried: dict[Var, list[MemorySpace]] = {}
             for s in stmts:
                 if isinstance(s, Assign) and _is_tile(s.var):
                     self.natural[s.var] = self.produced(s.var, s.value)
@@ -102,15 +103,17 @@ class _Spaces:
                             y = yields[i] if i < len(yields) else a
                             space = self.of(a.init) if y is a else self.of(y)
                             self.natural[a] = self.natural[rv] = space
-                            if isinstance(a.init, Var):
-                                self.carried[a.init] = space
+                            if isinstance(a.init, Var) and space not in carried.setdefault(a.init, []):
+                                carried[a.init].append(space)
                 elif isinstance(s, If):
                     branches = [_yielded(s.then_body), _yielded(s.else_body) if s.else_body else ()]
                     for i, rv in enumerate(s.return_vars):
                         if _is_tile(rv):  # branches that disagree meet in Vec
                             spaces = {self.of(b[i]) for b in branches if i < len(b)}
                             self.natural[rv] = spaces.pop() if len(spaces) == 1 else MemorySpace.Vec
-            if self.natural == before:
+            settled = self.natural == before and carried == self.carried
+            self.carried = carried
+            if settled:
                 break
         self.yield_to: dict[int, tuple[Var, ...]] = {}  # a Yield: the vars its values become
         for s in stmts:
@@ -164,7 +167,7 @@ class _Spaces:
             return MemorySpace.Mat if any(d in staged for d in demand) \
                 else MemorySpace.Vec
         if op.name in ("tile.create", "tile.full") and v in self.carried:
-            return self.carried[v]
+            return self.carried[v][0]
         return MemorySpace.Vec
 
 
@@ -176,6 +179,12 @@ def _yielded(body: Stmt) -> tuple[Expr, ...]:
     """The values `body` (a loop's or a branch's) ends by yielding."""
     last = _last(body)
     return last.values if isinstance(last, Yield) else ()
+
+
+def _move(value: Var, name: str, space: MemorySpace) -> Assign:
+    """`name_<space> = tile.move(value, space)`."""
+    call = make_call("tile.move", [value], {"target_memory": space}, value.span)
+    return Assign(Var(f"{name}_{space.value.lower()}", call.type, value.span), call, value.span)
 
 
 def _with_space(t: TileType, space: MemorySpace) -> TileType:
@@ -194,14 +203,11 @@ class _Rewrite(VarRewriter):
         natural = self.spaces.natural.get(old, MemorySpace.Vec)
         # an accumulator operand is read where it is; a loop's init goes where the loop carries it
         spaces = [s for s in self.spaces.demand.get(old, []) if s is not MemorySpace.Acc]
-        carried = self.spaces.carried.get(old)
-        for space in dict.fromkeys([*spaces, *([carried] if carried else [])]):
-            if space is natural:
-                continue
-            call = make_call("tile.move", [new], {"target_memory": space}, new.span)
-            mv = Var(f"{old.name}_{space.value.lower()}", call.type, new.span)
-            self.moved[(old, space)] = mv
-            out.append(Assign(mv, call, new.span))
+        for space in dict.fromkeys([*spaces, *self.spaces.carried.get(old, ())]):
+            if space is not natural:
+                move = _move(new, old.name, space)
+                self.moved[(old, space)] = move.var
+                out.append(move)
         return out
 
     def operand(self, space: MemorySpace | None, e: Expr) -> Expr:
@@ -243,13 +249,13 @@ class _Rewrite(VarRewriter):
         branch that yields another space than its sibling)."""
         targets = self.spaces.yield_to.get(id(s), ())
         values, moves = [], []
-        for old, target in zip(s.values, [*targets, *[None] * len(s.values)]):
+        for i, old in enumerate(s.values):
             new = self.expr(old)
-            want = self.spaces.natural.get(target) if target is not None and _is_tile(target) else None
+            target = targets[i] if i < len(targets) else None
+            want = self.spaces.natural.get(target) if _is_tile(target) else None
             if want is not None and _is_tile(old) and self.spaces.of(old) is not want:
-                call = make_call("tile.move", [new], {"target_memory": want}, s.span)
-                new = Var(f"{old.name}_{want.value.lower()}", call.type, s.span)
-                moves.append(Assign(new, call, s.span))
+                moves.append(_move(new, old.name, want))
+                new = moves[-1].var
             values.append(new)
         if not moves:
             return s if all(n is o for n, o in zip(values, s.values)) else s.replace(values=tuple(values))

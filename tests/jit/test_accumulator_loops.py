@@ -140,14 +140,6 @@ def _branch_in_a_loop(single_core: bool):
     return _entry(body)
 
 
-@pytest.mark.parametrize("single_core", [True, False], ids=["single-core", "split"])
-def test_a_loop_carrying_a_branch_of_matmul_and_vector_results_matches_torch(single_core):
-    a, b = torch.randn(32, 64) / 4, torch.randn(64, 32) / 4
-    c = torch.full((32, 32), float("nan"))
-    _branch_in_a_loop(single_core)(a, b, c)
-    torch.testing.assert_close(c, a[:, :32] @ b[:32] + 1, rtol=1e-4, atol=1e-4)
-
-
 def _one_init_two_loops(single_core: bool):
     @pl.jit.incore(single_core=single_core)
     def body(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
@@ -165,8 +157,14 @@ def _one_init_two_loops(single_core: bool):
 
 
 @pytest.mark.parametrize("single_core", [True, False], ids=["single-core", "split"])
-def test_one_init_carried_by_a_matmul_loop_and_a_vector_loop_matches_torch(single_core):
+@pytest.mark.parametrize("build, want", [
+    (_branch_in_a_loop, lambda a, b: a[:, :32] @ b[:32] + 1),
+    (_one_init_two_loops, lambda a, b: (1 + a @ b) + 4),
+], ids=["if-in-a-loop", "one-init-two-loops"])
+def test_tiles_carried_across_loops_and_branches_match_torch(build, want, single_core):
+    """A loop carrying an if whose branches yield a matmul result and a vector result of the
+    iter arg; one init carried by a matmul loop and by a vector loop."""
     a, b = torch.randn(32, 64) / 4, torch.randn(64, 32) / 4
     c = torch.full((32, 32), float("nan"))
-    _one_init_two_loops(single_core)(a, b, c)
-    torch.testing.assert_close(c, (1 + a @ b) + 4, rtol=1e-4, atol=1e-4)
+    build(single_core)(a, b, c)
+    torch.testing.assert_close(c, want(a, b), rtol=1e-4, atol=1e-4)

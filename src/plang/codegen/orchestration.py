@@ -547,8 +547,8 @@ def _written_params(program: Program, body: S.Stmt) -> dict:
 
 
 def _yielded(body: S.Stmt) -> tuple:
-    flat = S.flatten(body)
-    return flat[-1].values if flat and isinstance(flat[-1], S.Yield) else ()
+    y = S.trailing_yield(body)
+    return () if y is None else y.values
 
 
 def _returned(body: S.Stmt) -> tuple:

@@ -138,6 +138,12 @@ def flatten(stmt: Stmt | None) -> list[Stmt]:
     return [stmt]
 
 
+def trailing_yield(stmt: Stmt | None) -> Yield | None:
+    """The `Yield` that ends `stmt` (a loop's or a branch's body), if it ends with one."""
+    stmts = flatten(stmt)
+    return stmts[-1] if stmts and isinstance(stmts[-1], Yield) else None
+
+
 def seq(stmts: Sequence[Stmt], span: Span | None = None) -> Stmt:
     """One statement for a list: the statement itself when there is just one."""
     flat: list[Stmt] = []

@@ -49,6 +49,7 @@ from ..ir.stmt import (
     Yield,
     flatten,
     seq,
+    trailing_yield,
 )
 from ..ir.types import TensorType, TileType, TupleType, dim_value, shapes_equal
 from .analysis.core_affinity import SPLIT_CODE, Side, leaf_call, runs_on, stmt_side
@@ -96,14 +97,14 @@ class _Analysis:
         # carried tiles and branch results live where their yields are produced (inner first)
         for s in reversed(list(walk_stmts(fn.body))):
             if isinstance(s, (For, While)):
-                y = _trailing_yield(s.body)
+                y = trailing_yield(s.body)
                 for i, (a, rv) in enumerate(zip(s.iter_args, s.return_vars)):
                     side = self.side_of(y.values[i]) if y is not None else self.side_of(a.init)
                     if _is_tile(a) and side is Side.BOTH:
                         side = self.side_of(a.init)
                     self.def_side[a] = self.def_side[rv] = side
             elif isinstance(s, If):
-                ys = [y for b in (s.then_body, s.else_body) if b is not None and (y := _trailing_yield(b))]
+                ys = [y for b in (s.then_body, s.else_body) if b is not None and (y := trailing_yield(b))]
                 for i, rv in enumerate(s.return_vars):
                     sides = {self.side_of(y.values[i]) for y in ys if i < len(y.values)} - {Side.BOTH}
                     if _is_tile(rv) and len(sides) == 1:
@@ -157,11 +158,6 @@ class _Analysis:
 
     def side_of(self, e: Expr) -> Side:
         return self.def_side.get(e, Side.BOTH) if isinstance(e, Var) else Side.BOTH
-
-
-def _trailing_yield(s: Stmt) -> Yield | None:
-    stmts = flatten(s)
-    return stmts[-1] if stmts and isinstance(stmts[-1], Yield) else None
 
 
 class _Projector(Retyper):

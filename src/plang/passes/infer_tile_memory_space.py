@@ -31,7 +31,7 @@ from ..ir.expr import Call, Expr, IterArg, Var
 from ..ir.function import Function, Program
 from ..ir.ops import make_call
 from ..ir.ops.registry import Op
-from ..ir.stmt import Assign, For, If, Stmt, While, Yield, flatten, seq
+from ..ir.stmt import Assign, For, If, Stmt, While, Yield, flatten, seq, trailing_yield
 from ..ir.types import TileType
 from .analysis.cube_conversions import cube_conversions
 from .analysis.memory_effects import op_operands
@@ -106,7 +106,7 @@ class _Spaces:
                             if isinstance(a.init, Var) and space not in carried.setdefault(a.init, []):
                                 carried[a.init].append(space)
                 elif isinstance(s, If):
-                    branches = [_yielded(s.then_body), _yielded(s.else_body) if s.else_body else ()]
+                    branches = [_yielded(s.then_body), _yielded(s.else_body)]
                     for i, rv in enumerate(s.return_vars):
                         if _is_tile(rv):  # branches that disagree meet in Vec
                             spaces = {self.of(b[i]) for b in branches if i < len(b)}
@@ -118,11 +118,14 @@ class _Spaces:
         self.yield_to: dict[int, tuple[Var, ...]] = {}  # a Yield: the vars its values become
         for s in stmts:
             if isinstance(s, (For, While)):
-                self.yield_to[id(_last(s.body))] = s.iter_args
+                bodies, targets = (s.body,), s.iter_args
             elif isinstance(s, If):
-                for body in (s.then_body, s.else_body):
-                    if body is not None:
-                        self.yield_to[id(_last(body))] = s.return_vars
+                bodies, targets = (s.then_body, s.else_body), s.return_vars
+            else:
+                continue
+            for body in bodies:
+                if (y := trailing_yield(body)) is not None:
+                    self.yield_to[id(y)] = targets
         for c in calls_in(fn.body):
             if isinstance(c.op, Op) and c.op.name == ASSEMBLE and _is_tile(c.args[1]) and \
                     self.wanted(c, "source") not in (None, *self.demand.setdefault(c.args[1], [])):
@@ -171,14 +174,10 @@ class _Spaces:
         return MemorySpace.Vec
 
 
-def _last(body: Stmt) -> Stmt | None:
-    return flatten(body)[-1] if flatten(body) else None
-
-
-def _yielded(body: Stmt) -> tuple[Expr, ...]:
+def _yielded(body: Stmt | None) -> tuple[Expr, ...]:
     """The values `body` (a loop's or a branch's) ends by yielding."""
-    last = _last(body)
-    return last.values if isinstance(last, Yield) else ()
+    y = trailing_yield(body)
+    return () if y is None else y.values
 
 
 def _move(value: Var, name: str, space: MemorySpace) -> Assign:

@@ -195,8 +195,11 @@ class ChipWorker(Worker):
         direct = self._direct(compiled, timing)
         if direct is not None:
             result = self._launch(compiled, direct, args)
-            return result if outputs is None else outputs[0] if len(outputs) == 1 else outputs
-        return self._orchestrate(handle, compiled, args, outputs, timing)
+        else:
+            result = self._orchestrate(handle, compiled, args, timing)
+        if outputs is not None:  # a return-style call: the Out tensors it allocated
+            return outputs[0] if len(outputs) == 1 else outputs
+        return result
 
     def run_checked(self, compiled: CompiledProgram, args: Sequence[Any]) -> Any:
         """Run `compiled` on its complete argument list, already checked against its
@@ -214,7 +217,7 @@ class ChipWorker(Worker):
         return compiled.direct_launch
 
     def _orchestrate(self, handle: ProgramHandle, compiled: CompiledProgram, args: tuple,
-                     outputs: tuple | None, timing: Profiler | None) -> Any:
+                     timing: Profiler | None) -> Any:
         """Run `compiled`'s orchestration on `args` (see `_dispatch`)."""
         level = self.config.enable_dump_args
         dumper = TensorDumper(self.config.resolved_dump_dir(), compiled.name, level) if level else None
@@ -241,8 +244,6 @@ class ChipWorker(Worker):
                     self.last_profile = profiler.write(self.config.resolved_profile_dir(), compiled.name)
                     self.last_summary = profiler.summary()
                     print(self.last_summary)
-        if outputs is not None:
-            return outputs[0] if len(outputs) == 1 else outputs
         return result
 
     def _launch(self, compiled: CompiledProgram, direct: DirectLaunch, args: Sequence[Any]) -> Any:

@@ -14,7 +14,7 @@ from ...ir.enums import ParamDirection
 from ...ir.expr import Call, Expr, GlobalVar, Var
 from ...ir.function import Function
 from ...ir.ops.registry import Op
-from ...ir.stmt import Assign, For, If, Stmt, While, Yield, flatten
+from ...ir.stmt import Assign, For, If, Stmt, While, trailing_yield
 from ...ir.types import TensorType
 from .var_uses import calls_in, expr_children, walk_stmts
 
@@ -83,7 +83,7 @@ def alias_roots(body: Stmt, functions: Mapping[str, Function]) -> dict[Var, Var]
                     if r is not None and isinstance(ia.type, TensorType):
                         roots[ia] = roots[rv] = r
             elif isinstance(s, If):
-                then_yield = _trailing_yield(s.then_body)
+                then_yield = trailing_yield(s.then_body)
                 if then_yield is not None:
                     for v, rv in zip(then_yield.values, s.return_vars):
                         r = root(v)
@@ -91,11 +91,6 @@ def alias_roots(body: Stmt, functions: Mapping[str, Function]) -> dict[Var, Var]
                             roots[rv] = r
         if roots == before:
             return roots
-
-
-def _trailing_yield(s: Stmt) -> Yield | None:
-    stmts = flatten(s)
-    return stmts[-1] if stmts and isinstance(stmts[-1], Yield) else None
 
 
 def written_params(fn: Function, functions: Mapping[str, Function]) -> set[Var]:
